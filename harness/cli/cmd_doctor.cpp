@@ -1,0 +1,7 @@
+#include "cli/commands.h"
+
+namespace kgate::cli {
+
+ExitCode cmd_doctor(const DoctorOptions&) { return not_available("doctor"); }
+
+}  // namespace kgate::cli

@@ -1,0 +1,78 @@
+#pragma once
+// Options and entry points of every kgate subcommand. main.cpp fills the options from the
+// command line (CLI11); each cmd_<name>.cpp implements one command and returns an ExitCode.
+// Errors escape as kgate::Error and are mapped to exit codes by main() alone.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/exit_code.h"
+
+namespace kgate::cli {
+
+struct RunOptions {
+  std::string suite;                 // path to suites/*.yaml
+  std::string out = "out";
+  std::string gpu;                   // gpu target id; "" = detect
+  std::string backend;               // "" = suite's; host | cuda
+  bool resume = false;
+  std::optional<int> max_experiments;
+  std::optional<uint64_t> seed;
+  std::string shard;                 // "k/n"
+};
+ExitCode cmd_run(const RunOptions& o);
+
+struct CheckOptions {
+  std::string base = "origin/main";
+  std::vector<std::string> changed;
+  std::string out = "out";
+  std::string suite;
+  std::string repo = ".";
+};
+ExitCode cmd_check(const CheckOptions& o);
+
+struct BenchOptions {
+  std::string problem;      // native problem YAML (or id)
+  std::string candidate;    // .cpp / .cu
+  std::string baseline;     // "" = the problem's baseline
+  std::string backend;      // "" = from the candidate's extension
+  std::string json_out;
+  std::optional<uint64_t> seed;
+  std::string gpu;
+  double timeout_s = 120;
+};
+ExitCode cmd_bench(const BenchOptions& o);
+
+struct ReportOptions {
+  std::string from;
+  std::string db;
+  bool weekly = false;
+  std::string since;
+  std::string out = "out";
+};
+ExitCode cmd_report(const ReportOptions& o);
+
+struct MergeOptions {
+  std::vector<std::string> dirs;
+  std::string out = "out";
+};
+ExitCode cmd_merge(const MergeOptions& o);
+
+struct ValidateOptions {
+  std::vector<std::string> paths;  // files or directories; empty = configs suites kernelbench/native
+  bool plan = false;               // print what each suite would run
+};
+ExitCode cmd_validate(const ValidateOptions& o);
+
+struct DoctorOptions {
+  std::string backend = "host";
+  std::string gpu;
+  std::string out;
+};
+ExitCode cmd_doctor(const DoctorOptions& o);
+
+// Shared: the message for a command that is not built yet (exit 2).
+ExitCode not_available(const char* command);
+
+}  // namespace kgate::cli

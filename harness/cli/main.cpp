@@ -1,0 +1,120 @@
+// kgate: the orchestrator CLI. Parses the command line into an options struct per
+// subcommand and maps escaping errors to the one exit-code enum.
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "kgate/build_info.h"
+
+using kgate::ExitCode;
+
+namespace kgate::cli {
+ExitCode not_available(const char* command) {
+  log::error(std::string("`kgate ") + command + "` is not available yet in this build");
+  return ExitCode::kUsage;
+}
+}  // namespace kgate::cli
+
+int main(int argc, char** argv) {
+  using namespace kgate::cli;
+  CLI::App app{"kgate: CI regression and benchmark harness for agent-optimized GPU kernels"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("kgate ") + kgate::build::kVersion + " (" +
+                                        kgate::build::kGitSha + ")");
+  bool quiet = false, verbose = false;
+  app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
+  app.add_flag("-v,--verbose", verbose, "Debug output");
+
+  RunOptions run;
+  auto* c_run = app.add_subcommand("run", "Run a suite: bounded agent search per problem, all gates");
+  c_run->add_option("suite", run.suite, "Suite YAML (suites/demo.yaml)")->required();
+  c_run->add_option("--out", run.out, "Output directory")->capture_default_str();
+  c_run->add_option("--gpu", run.gpu, "GPU target id from configs/gpus (default: detect)");
+  c_run->add_option("--backend", run.backend, "host or cuda (default: the suite's)")
+      ->check(CLI::IsMember({"host", "cuda"}));
+  c_run->add_flag("--resume", run.resume, "Continue an interrupted run in --out");
+  c_run->add_option("--max-experiments", run.max_experiments, "Cap experiments per problem");
+  c_run->add_option("--seed", run.seed, "Run seed (default: random, recorded)");
+  c_run->add_option("--shard", run.shard, "Run shard k of n (k/n)");
+
+  CheckOptions check;
+  auto* c_check = app.add_subcommand("check", "PR check: gate changed kernels, A/B against the base");
+  c_check->add_option("--base", check.base, "Base ref")->capture_default_str();
+  c_check->add_option("--changed", check.changed, "Changed files (default: from git)");
+  c_check->add_option("--out", check.out, "Output directory")->capture_default_str();
+  c_check->add_option("--suite", check.suite, "Suite YAML for thresholds");
+  c_check->add_option("--repo", check.repo, "Repository")->capture_default_str();
+
+  BenchOptions bench;
+  auto* c_bench = app.add_subcommand("bench", "Run one candidate through the four gates");
+  c_bench->add_option("--problem", bench.problem, "Problem YAML")->required();
+  c_bench->add_option("--candidate", bench.candidate, "Candidate source (.cpp host, .cu cuda)")
+      ->required();
+  c_bench->add_option("--baseline", bench.baseline, "Baseline source (default: the problem's)");
+  c_bench->add_option("--backend", bench.backend, "host or cuda (default: from the extension)")
+      ->check(CLI::IsMember({"host", "cuda"}));
+  c_bench->add_option("--json", bench.json_out, "Write the versioned verdict JSON here");
+  c_bench->add_option("--seed", bench.seed, "Correctness seed (default: random, printed)");
+  c_bench->add_option("--gpu", bench.gpu, "GPU target id (default: detect)");
+  c_bench->add_option("--timeout", bench.timeout_s, "Per-request deadline in seconds")
+      ->capture_default_str();
+
+  ReportOptions report;
+  auto* c_report = app.add_subcommand("report", "Regenerate reports from result records or history");
+  c_report->add_option("--from", report.from, "Run output directory");
+  c_report->add_option("--db", report.db, "History database (SQLite)");
+  c_report->add_flag("--weekly", report.weekly, "Weekly trend report from --db");
+  c_report->add_option("--since", report.since, "Start date (YYYY-MM-DD)");
+  c_report->add_option("--out", report.out, "Output directory")->capture_default_str();
+
+  MergeOptions merge;
+  auto* c_merge = app.add_subcommand("merge", "Combine shard outputs into one report");
+  c_merge->add_option("dirs", merge.dirs, "Shard output directories")->required();
+  c_merge->add_option("--out", merge.out, "Output directory")->capture_default_str();
+
+  ValidateOptions validate;
+  auto* c_validate = app.add_subcommand("validate", "Check config, level, suite and problem files");
+  c_validate->add_option("paths", validate.paths,
+                         "Files or directories (default: configs suites kernelbench/native)");
+  c_validate->add_flag("--plan", validate.plan, "Print what each suite would run");
+
+  DoctorOptions doctor;
+  auto* c_doctor = app.add_subcommand("doctor", "Measure the runner: bandwidth, timer, A/A noise");
+  c_doctor->add_option("--backend", doctor.backend, "host or cuda")->capture_default_str()
+      ->check(CLI::IsMember({"host", "cuda"}));
+  c_doctor->add_option("--gpu", doctor.gpu, "GPU target id");
+  c_doctor->add_option("--out", doctor.out, "Write the calibration JSON here");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    // --help and --version are successes; anything else is a usage error (2).
+    return rc == 0 ? 0 : kgate::to_int(ExitCode::kUsage);
+  }
+  kgate::log::configure(kgate::log::detect(quiet, verbose));
+
+  try {
+    ExitCode rc = ExitCode::kUsage;
+    if (*c_run) rc = cmd_run(run);
+    else if (*c_check) rc = cmd_check(check);
+    else if (*c_bench) rc = cmd_bench(bench);
+    else if (*c_report) rc = cmd_report(report);
+    else if (*c_merge) rc = cmd_merge(merge);
+    else if (*c_validate) rc = cmd_validate(validate);
+    else if (*c_doctor) rc = cmd_doctor(doctor);
+    return kgate::to_int(rc);
+  } catch (const kgate::Error& e) {
+    kgate::log::error(e.what());
+    return kgate::to_int(e.code());
+  } catch (const std::exception& e) {
+    kgate::log::error(std::string("internal error: ") + e.what());
+    return kgate::to_int(ExitCode::kInfra);
+  }
+}

@@ -1,0 +1,28 @@
+#pragma once
+// The one set of process exit statuses every kgate command uses (DESIGN.md §6).
+#include <string_view>
+
+namespace kgate {
+
+enum class ExitCode : int {
+  kPass = 0,          // every gate passed, no regression
+  kGateFailure = 1,   // a gate failed, or a (correctness / opted-in performance) regression
+  kUsage = 2,         // bad command line, bad config, missing file
+  kInfra = 3,         // infrastructure: worker could not start, CUDA unavailable, disk, ...
+  kInterrupted = 130, // SIGINT / SIGTERM
+};
+
+constexpr int to_int(ExitCode c) { return static_cast<int>(c); }
+
+constexpr std::string_view to_string(ExitCode c) {
+  switch (c) {
+    case ExitCode::kPass: return "pass";
+    case ExitCode::kGateFailure: return "gate-failure";
+    case ExitCode::kUsage: return "usage";
+    case ExitCode::kInfra: return "infrastructure";
+    case ExitCode::kInterrupted: return "interrupted";
+  }
+  return "unknown";
+}
+
+}  // namespace kgate

@@ -1,0 +1,84 @@
+#pragma once
+// The built-in op library: metadata, float64 references, input generators and the
+// FLOP/byte formulas used for roofline. Pure CPU code; linked by both kgate (for config
+// validation and roofline) and kgate-native (to compute the truth).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ops/dtype.h"
+
+namespace kgate::ops {
+
+// Named dimensions of one problem instance, e.g. {"R": 4096, "C": 4096}.
+using Dims = std::map<std::string, int64_t>;
+
+// How correctness inputs are drawn (adversarial ones included).
+enum class Distribution {
+  kNormal,     // N(0,1)
+  kUniform01,  // U[0,1): KernelBench's torch.rand
+  kSigned,     // U[-1,1)
+  kLarge,      // N(0,1) * large (60000 for f16, 1e30 for f32/f64, clamped to the dtype)
+  kTiny,       // N(0,1) * 1e-6
+  kMixed,      // per row alternate 1e3 / 1e-3 scales
+};
+std::string_view to_string(Distribution d);
+std::optional<Distribution> parse_distribution(std::string_view s);
+
+struct TensorDecl {
+  std::string name;
+  std::vector<std::string> shape;  // dim names; an empty list is a scalar
+  // Integer inputs (e.g. cross_entropy targets) keep their own dtype; float tensors take
+  // the case's dtype.
+  std::optional<DType> fixed_dtype;
+};
+
+struct Tolerance {
+  double atol = 0;
+  double rtol = 0;
+};
+
+// A dense, row-major host tensor. Float data of any dtype is stored in its real width.
+struct HostTensor {
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  std::vector<unsigned char> bytes;
+
+  int64_t numel() const;
+  std::vector<int64_t> strides() const;  // row-major, in elements
+  double get(int64_t i) const;           // element i as double
+  void set(int64_t i, double v);         // rounds to the dtype
+  static HostTensor make(DType dtype, std::vector<int64_t> shape);
+};
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::string_view summary() const = 0;
+  virtual std::vector<std::string> dims() const = 0;        // e.g. {"R", "C"}
+  virtual std::vector<TensorDecl> inputs() const = 0;
+  virtual std::vector<TensorDecl> outputs() const = 0;
+  // "" when the dims are usable, else why not ("C must be >= 1").
+  virtual std::string check_dims(const Dims& dims) const;
+  // Inputs for one case; deterministic in (dims, dtype, seed, dist).
+  virtual std::vector<HostTensor> make_inputs(const Dims& dims, DType dtype, uint64_t seed,
+                                              Distribution dist) const;
+  // The truth: every input converted to double, computed in double.
+  virtual std::vector<HostTensor> reference_f64(const Dims& dims,
+                                                const std::vector<HostTensor>& inputs) const = 0;
+  virtual double flops(const Dims& dims) const = 0;
+  // Fewest bytes a kernel must move: each input read once, each output written once.
+  virtual double min_bytes(const Dims& dims, DType dtype) const;
+  virtual Tolerance default_tolerance(DType dtype) const;
+  std::vector<int64_t> shape_of(const TensorDecl& t, const Dims& dims) const;
+};
+
+const Op* find_op(std::string_view name);
+std::vector<std::string> op_names();
+
+}  // namespace kgate::ops

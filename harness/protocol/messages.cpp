@@ -1,0 +1,100 @@
+#include "protocol/messages.h"
+
+namespace kgate::protocol {
+
+bool parse_request(const std::string& line, Request* out, std::string* err) {
+  Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    *err = "request is not a JSON object";
+    return false;
+  }
+  if (!j.contains("v") || !j["v"].is_number_integer()) {
+    *err = "request has no integer \"v\"";
+    return false;
+  }
+  if (j["v"].get<int>() != kVersion) {
+    *err = "protocol version " + j["v"].dump() + " not supported (this worker speaks " +
+           std::to_string(kVersion) + ")";
+    return false;
+  }
+  if (!j.contains("id") || !j["id"].is_number_integer()) {
+    *err = "request has no integer \"id\"";
+    return false;
+  }
+  if (!j.contains("op") || !j["op"].is_string()) {
+    *err = "request has no string \"op\"";
+    return false;
+  }
+  out->v = j["v"].get<int>();
+  out->id = j["id"].get<int64_t>();
+  out->op = j["op"].get<std::string>();
+  j.erase("v");
+  j.erase("id");
+  j.erase("op");
+  out->params = std::move(j);
+  return true;
+}
+
+std::string make_request(int64_t id, const std::string& op, const Json& params) {
+  Json j = params.is_object() ? params : Json::object();
+  j["v"] = kVersion;
+  j["id"] = id;
+  j["op"] = op;
+  return j.dump();
+}
+
+bool parse_response(const std::string& line, Response* out, std::string* err) {
+  Json j = Json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    *err = "response is not a JSON object";
+    return false;
+  }
+  if (!j.contains("v") || !j["v"].is_number_integer() || j["v"].get<int>() != kVersion) {
+    *err = "response has a missing or unsupported \"v\"";
+    return false;
+  }
+  if (!j.contains("id") || !j["id"].is_number_integer() || !j.contains("ok") ||
+      !j["ok"].is_boolean()) {
+    *err = "response lacks \"id\" or \"ok\"";
+    return false;
+  }
+  out->v = j["v"].get<int>();
+  out->id = j["id"].get<int64_t>();
+  out->ok = j["ok"].get<bool>();
+  if (out->ok) {
+    out->result = j.value("result", Json::object());
+    out->error.reset();
+  } else {
+    if (!j.contains("error") || !j["error"].is_object()) {
+      *err = "error response lacks \"error\"";
+      return false;
+    }
+    try {
+      out->error = j["error"].get<WireError>();
+    } catch (const std::exception& e) {
+      *err = std::string("bad error object: ") + e.what();
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string make_ok(int64_t id, const Json& result) {
+  Json j;
+  j["v"] = kVersion;
+  j["id"] = id;
+  j["ok"] = true;
+  j["result"] = result;
+  return j.dump();
+}
+
+std::string make_error(int64_t id, ErrorKind kind, const std::string& message) {
+  Json j;
+  j["v"] = kVersion;
+  j["id"] = id;
+  j["ok"] = false;
+  j["error"] = WireError{kind, message};
+  return j.dump();
+}
+
+}  // namespace kgate::protocol

@@ -1,0 +1,215 @@
+#pragma once
+// kgate worker protocol v1 (docs/protocol.md): request/response types and their JSON.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kgate::protocol {
+
+inline constexpr int kVersion = 1;
+
+using Json = nlohmann::json;
+
+enum class ErrorKind { kBadRequest, kUnsupported, kNoProblem, kNoCandidate, kInternal };
+NLOHMANN_JSON_SERIALIZE_ENUM(ErrorKind, {{ErrorKind::kBadRequest, "bad_request"},
+                                         {ErrorKind::kUnsupported, "unsupported"},
+                                         {ErrorKind::kNoProblem, "no_problem"},
+                                         {ErrorKind::kNoCandidate, "no_candidate"},
+                                         {ErrorKind::kInternal, "internal"}})
+
+struct WireError {
+  ErrorKind kind = ErrorKind::kInternal;
+  std::string message;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WireError, kind, message)
+
+// ---- hello ----------------------------------------------------------------------------
+struct HelloParams {
+  std::string backend = "host";  // "host" | "cuda"
+  int device_index = 0;
+  std::string cache_dir;  // "" = $XDG_CACHE_HOME/kgate or ~/.cache/kgate
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HelloParams, backend, device_index, cache_dir)
+
+struct DeviceInfo {
+  std::string name;
+  std::string cc;  // "9.0"; "" for host
+  int sm_count = 0;
+  int64_t l2_bytes = 0;
+  int64_t memory_bytes = 0;
+  int clock_mhz = 0;
+  double copy_bandwidth_gbps = 0;  // measured by the worker at hello (read + write bytes)
+  std::string driver;              // driver version, "" for host
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceInfo, name, cc, sm_count, l2_bytes,
+                                                memory_bytes, clock_mhz, copy_bandwidth_gbps,
+                                                driver)
+
+struct HelloResult {
+  std::string runner;
+  std::string version;
+  int protocol = kVersion;
+  std::string backend;
+  DeviceInfo device;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HelloResult, runner, version, protocol, backend,
+                                                device)
+
+// ---- load_problem ---------------------------------------------------------------------
+// What the worker needs of a problem. For native problems `op` names the built-in op;
+// `reference_source` is a user C++ reference (templated on the element type).
+struct ProblemSpec {
+  std::string id;
+  std::string kind = "native";  // "native" | "kernelbench"
+  std::string op;
+  std::string reference_source;  // "" = the op's built-in float64 reference
+  std::string path;              // kernelbench: the problem .py file
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemSpec, id, kind, op, reference_source, path)
+
+struct TensorInfo {
+  std::string name;
+  std::string dtype;  // "case" when it follows the case dtype
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TensorInfo, name, dtype)
+
+struct LoadProblemResult {
+  std::vector<TensorInfo> inputs;
+  std::vector<TensorInfo> outputs;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LoadProblemResult, inputs, outputs)
+
+// ---- compile --------------------------------------------------------------------------
+struct CompileParams {
+  std::string slot = "candidate";  // "candidate" | "baseline"
+  std::string source_path;         // "" with slot baseline = built-in reference
+  std::map<std::string, std::string> defines;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileParams, slot, source_path, defines)
+
+struct CompileResult {
+  bool compiled = false;
+  bool cache_hit = false;
+  double compile_ms = 0;
+  std::string log;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileResult, compiled, cache_hit, compile_ms, log)
+
+// ---- check ----------------------------------------------------------------------------
+struct CheckCase {
+  std::string case_id;  // e.g. "seed=1234/R=1023,C=4097/f16/signed"
+  uint64_t seed = 0;
+  std::map<std::string, int64_t> dims;
+  std::string dtype = "f32";
+  std::string dist = "normal";
+  int repeats = 3;
+  double atol = 0;
+  double rtol = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckCase, case_id, seed, dims, dtype, dist,
+                                                repeats, atol, rtol)
+
+struct CheckParams {
+  std::string slot = "candidate";
+  std::vector<CheckCase> cases;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckParams, slot, cases)
+
+struct OutputError {
+  std::string name;
+  double max_abs_err = 0;
+  double max_rel_err = 0;
+  double rel_l2_err = 0;
+  int64_t over_tol = 0;
+  int64_t nan = 0;
+  int64_t inf = 0;
+  int64_t truth_nonfinite = 0;
+  int64_t unwritten = 0;
+  int64_t worst_index = -1;
+  double worst_got = 0;
+  double worst_want = 0;
+  bool shape_ok = true;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputError, name, max_abs_err, max_rel_err,
+                                                rel_l2_err, over_tol, nan, inf, truth_nonfinite,
+                                                unwritten, worst_index, worst_got, worst_want,
+                                                shape_ok)
+
+struct CaseResult {
+  std::string case_id;
+  int return_code = 0;
+  bool inputs_modified = false;
+  bool deterministic = true;
+  double elapsed_ms = 0;
+  std::vector<OutputError> outputs;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CaseResult, case_id, return_code, inputs_modified,
+                                                deterministic, elapsed_ms, outputs)
+
+struct CheckResult {
+  std::vector<CaseResult> cases;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckResult, cases)
+
+// ---- time -----------------------------------------------------------------------------
+struct TimeParams {
+  std::vector<std::string> slots{"candidate", "baseline"};
+  std::map<std::string, int64_t> dims;
+  std::string dtype = "f32";
+  uint64_t seed = 0;
+  double warmup_s = 0.05;
+  double min_time_s = 0.5;
+  double max_time_s = 5.0;
+  int min_samples = 30;
+  int max_samples = 2000;
+  double target_rse = 0.005;
+  bool flush_l2 = true;
+  int input_sets = 2;
+  bool cuda_graph = true;  // allowed to batch µs-scale calls into a graph
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeParams, slots, dims, dtype, seed, warmup_s,
+                                                min_time_s, max_time_s, min_samples, max_samples,
+                                                target_rse, flush_l2, input_sets, cuda_graph)
+
+struct TimeResult {
+  std::map<std::string, std::vector<double>> samples_us;
+  std::string timer;  // "steady_clock" | "cuda_event" | "cuda_graph"
+  int batch = 1;
+  int dropped_throttled = 0;
+  std::vector<int> clock_mhz;
+  bool side_stream_work = false;
+  double min_bytes = 0;
+  double flops = 0;
+  double elapsed_s = 0;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeResult, samples_us, timer, batch,
+                                                dropped_throttled, clock_mhz, side_stream_work,
+                                                min_bytes, flops, elapsed_s)
+
+// ---- envelope -------------------------------------------------------------------------
+struct Request {
+  int v = kVersion;
+  int64_t id = 0;
+  std::string op;
+  Json params;  // the request object minus v/id/op
+};
+// Parses one request line. Returns false and sets *err on malformed JSON or envelope.
+bool parse_request(const std::string& line, Request* out, std::string* err);
+std::string make_request(int64_t id, const std::string& op, const Json& params);
+
+struct Response {
+  int v = kVersion;
+  int64_t id = 0;
+  bool ok = false;
+  Json result;                      // when ok
+  std::optional<WireError> error;   // when !ok
+};
+bool parse_response(const std::string& line, Response* out, std::string* err);
+std::string make_ok(int64_t id, const Json& result);
+std::string make_error(int64_t id, ErrorKind kind, const std::string& message);
+
+}  // namespace kgate::protocol

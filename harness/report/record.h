@@ -1,0 +1,71 @@
+#pragma once
+// One result record per problem per run (DESIGN.md §6), versioned JSON written by
+// `kgate run` / `kgate check` into OUT/results/<problem>.json. Reporters read only these.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gates/verdict.h"
+
+namespace kgate::report {
+
+enum class Outcome { kImproved, kMatched, kFallback, kRegressed, kError, kSkipped };
+NLOHMANN_JSON_SERIALIZE_ENUM(Outcome, {{Outcome::kImproved, "improved"},
+                                       {Outcome::kMatched, "matched"},
+                                       {Outcome::kFallback, "fallback"},
+                                       {Outcome::kRegressed, "regressed"},
+                                       {Outcome::kError, "error"},
+                                       {Outcome::kSkipped, "skipped"}})
+
+struct Environment {
+  std::string gpu;       // device name as reported by the worker
+  std::string gpu_target;  // configs/gpus id it matched
+  std::string backend;
+  std::string driver;
+  std::string cuda;
+  std::string torch;
+  std::string triton;
+  std::string kgate_version;
+  std::string git_sha;
+  std::string host;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Environment, gpu, gpu_target, backend, driver, cuda,
+                                                torch, triton, kgate_version, git_sha, host)
+
+struct ProblemResult {
+  int version = 1;
+  std::string run_id;
+  std::string suite;
+  std::string level;
+  std::string problem;
+  std::string baseline_kind;       // "reference" | "starter" | "eager" | "compile" | "history"
+  double baseline_us = 0;
+  double best_us = 0;
+  double speedup = 1;              // baseline / best, from the final interleaved re-measure
+  double speedup_lo = 1;
+  double speedup_hi = 1;
+  double eager_us = 0;             // 0 when not measured
+  double compile_us = 0;
+  double pct_roofline = 0;
+  Outcome outcome = Outcome::kSkipped;
+  std::string reason;              // for fallback / error / regressed / skipped
+  int experiments = 0;
+  int kept = 0;
+  std::string best_commit;
+  std::string baseline_commit;
+  std::string best_candidate;      // path of the best candidate source in the workspace
+  std::vector<gates::GateResult> gates;  // the best candidate's gate table (or the failing one)
+  double wall_s = 0;
+  uint64_t seed = 0;
+  Environment env;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemResult, version, run_id, suite, level,
+                                                problem, baseline_kind, baseline_us, best_us,
+                                                speedup, speedup_lo, speedup_hi, eager_us,
+                                                compile_us, pct_roofline, outcome, reason,
+                                                experiments, kept, best_commit, baseline_commit,
+                                                best_candidate, gates, wall_s, seed, env)
+
+}  // namespace kgate::report
