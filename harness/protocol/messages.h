@@ -86,7 +86,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LoadProblemResult, inputs, outpu
 // ---- compile --------------------------------------------------------------------------
 struct CompileParams {
   std::string slot = "candidate";  // "candidate" | "baseline"
-  std::string source_path;         // "" with slot baseline = built-in reference
+  std::string source_path;
   std::map<std::string, std::string> defines;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileParams, slot, source_path, defines)

@@ -1,0 +1,54 @@
+#pragma once
+// The four-gate cascade for one native problem (DESIGN.md §3). Policy lives here; the
+// numbers come from a kgate-native worker. Cheapest gate first; the first failure ends
+// the candidate. The worker is restarted after a timeout or crash.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "config/types.h"
+#include "gates/verdict.h"
+#include "protocol/messages.h"
+
+namespace kgate::gates {
+
+struct EvalOptions {
+  std::string backend = "host";          // "host" | "cuda"
+  std::string native_bin;                // path of kgate-native ("" = beside kgate)
+  std::string cache_dir;                 // compile cache ("" = worker default)
+  std::string workspace;                 // candidate workspace: static gate hashes it ("" = skip)
+  uint64_t seed = 0;                     // correctness seed root
+  config::GateThresholds thresholds;
+  config::MeasurementConfig measurement;
+  double bandwidth_gbps = 0;             // roofline ceiling; 0 = worker-measured
+  double request_timeout_s = 120;        // per worker request
+  bool run_performance = true;
+};
+
+class Evaluator {
+ public:
+  Evaluator(config::NativeProblem problem, EvalOptions options);
+  ~Evaluator();
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+
+  // Runs every gate on the candidate against the baseline source.
+  // `defines` are tunable values (-DNAME=value) for the candidate only.
+  CandidateVerdict evaluate(const std::string& candidate_path,
+                            const std::map<std::string, std::string>& defines,
+                            const std::string& baseline_path);
+
+  // Fresh worker, interleaved re-measure of an already-gated candidate (final numbers).
+  Timing remeasure(const std::string& candidate_path,
+                   const std::map<std::string, std::string>& defines,
+                   const std::string& baseline_path);
+
+  const protocol::DeviceInfo& device() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kgate::gates

@@ -1,0 +1,76 @@
+#pragma once
+// One interface, two backends (host built in; cuda as the plugin libkgate_native_cuda.so).
+// The runner loop (protocol, inputs, truth, checks) is backend-generic; a backend owns
+// compilation, memory, launching and timing on its device.
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kgate/kernel.h"
+#include "protocol/messages.h"
+
+namespace kgate::native {
+
+// A compiled candidate loaded into this process.
+class Module {
+ public:
+  virtual ~Module() = default;
+  virtual kgate_run_fn entry() const = 0;
+};
+
+// A device fault that poisons the process (CUDA sticky error). The runner answers the
+// request, then exits so the orchestrator starts a fresh runner.
+class DeviceFault : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One side of an interleaved timing: a module and the tensor sets it rotates through.
+struct TimedCall {
+  std::string slot;
+  const Module* module = nullptr;
+  std::vector<std::vector<kgate_tensor>> input_sets;   // [set][input]
+  std::vector<std::vector<kgate_tensor>> output_sets;  // [set][output]
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;  // "host" | "cuda"
+  virtual protocol::DeviceInfo device_info() = 0;
+
+  // Compiles (cached by content hash + flags + arch under cache_dir) and loads. A compile
+  // error is compiled=false with the compiler's log and a null module, not an exception.
+  virtual protocol::CompileResult compile(const std::string& source_path,
+                                          const std::map<std::string, std::string>& defines,
+                                          const std::string& cache_dir,
+                                          std::shared_ptr<Module>* module) = 0;
+
+  // Memory the kernel sees (device memory for cuda).
+  virtual void* alloc(std::size_t bytes) = 0;
+  virtual void release(void* p) = 0;
+  virtual void to_device(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;
+
+  // Runs the module once and waits for it; returns kgate_run's return code.
+  // Throws DeviceFault on a sticky device error.
+  virtual int run(const Module& m, const std::vector<kgate_tensor>& inputs,
+                  std::vector<kgate_tensor>& outputs) = 0;
+
+  // Interleaved (ABAB...) timing of the calls, with the stopping rule in params.
+  // samples_us is keyed by TimedCall::slot.
+  virtual protocol::TimeResult time(std::vector<TimedCall>& calls,
+                                    const protocol::TimeParams& params) = 0;
+};
+
+std::unique_ptr<Backend> make_host_backend();
+
+// Entry point exported by libkgate_native_cuda.so (dlopen'ed from kgate-native's directory).
+using CreateCudaBackendFn = Backend* (*)(int device_index, std::string* err);
+inline constexpr const char* kCudaPluginName = "libkgate_native_cuda.so";
+inline constexpr const char* kCudaPluginEntry = "kgate_create_cuda_backend";
+
+}  // namespace kgate::native
