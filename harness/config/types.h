@@ -52,7 +52,8 @@ struct NativeProblem {
   std::string id;
   std::string title;
   std::string op;
-  ops::Dims bench;                       // the shape timed by the performance gate
+  ops::Dims bench;                       // the shape timed by the performance gate (GPU)
+  ops::Dims host_bench;                  // the shape timed on the host backend (empty = bench)
   std::vector<ops::Dims> sweep;          // shapes checked by the correctness gate
   std::vector<DType> dtypes;             // every dtype checked
   DType bench_dtype = DType::kF32;       // the dtype timed
