@@ -7,6 +7,20 @@
 
 #include <nlohmann/json.hpp>
 
+// std::optional support for nlohmann (null <-> nullopt). Declared before any type below
+// uses it, or the generated to_json/from_json would not see it.
+namespace nlohmann {
+template <typename T>
+struct adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& o) {
+    if (o) j = *o; else j = nullptr;
+  }
+  static void from_json(const json& j, std::optional<T>& o) {
+    if (j.is_null()) o.reset(); else o = j.get<T>();
+  }
+};
+}  // namespace nlohmann
+
 namespace kgate::gates {
 
 enum class Gate { kStatic, kCorrectness, kOracle, kPerformance };
@@ -94,16 +108,3 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CandidateVerdict, version, probl
                                                 wall_s)
 
 }  // namespace kgate::gates
-
-// std::optional support for nlohmann (null <-> nullopt).
-namespace nlohmann {
-template <typename T>
-struct adl_serializer<std::optional<T>> {
-  static void to_json(json& j, const std::optional<T>& o) {
-    if (o) j = *o; else j = nullptr;
-  }
-  static void from_json(const json& j, std::optional<T>& o) {
-    if (j.is_null()) o.reset(); else o = j.get<T>();
-  }
-};
-}  // namespace nlohmann

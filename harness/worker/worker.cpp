@@ -1,0 +1,460 @@
+#include "worker/worker.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "core/error.h"
+#include "core/log.h"
+
+extern char** environ;
+
+namespace kgate::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGTRAP: return "SIGTRAP";
+    default: return "signal " + std::to_string(sig);
+  }
+}
+
+void close_fd(int* fd) {
+  if (*fd >= 0) ::close(*fd);
+  *fd = -1;
+}
+
+void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+std::string format_seconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
+std::string shorten(const std::string& s, std::size_t n) {
+  return s.size() <= n ? s : s.substr(0, n) + "...";
+}
+
+bool is_executable(const std::string& p) {
+  std::error_code ec;
+  return !p.empty() && fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+std::string Reply::describe() const {
+  if (fault != gates::Fault::kNone) {
+    std::string s = nlohmann::json(fault).get<std::string>() + ": " + fault_message;
+    return s;
+  }
+  if (!ok) {
+    if (error) return nlohmann::json(error->kind).get<std::string>() + ": " + error->message;
+    return "worker error without a message";
+  }
+  return "ok";
+}
+
+Worker::Worker(WorkerSpec spec) : spec_(std::move(spec)), ring_(spec_.stderr_ring_bytes) {
+  // A worker that dies while we write its stdin must surface as EPIPE (a crash we
+  // report), not kill kgate.
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+Worker::~Worker() { stop(); }
+
+void Worker::spawn() {
+  if (spec_.argv.empty()) throw InfraError("worker: empty command line");
+  // Everything the child needs is built before fork: after fork only async-signal-safe
+  // calls are allowed (kgate may have threads).
+  std::vector<std::string> args = spec_.argv;
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  std::map<std::string, std::string> env_map;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    env_map[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : spec_.env) env_map[k] = v;
+  std::vector<std::string> env_strs;
+  for (const auto& [k, v] : env_map) env_strs.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_strs) envp.push_back(s.data());
+  envp.push_back(nullptr);
+
+  int in[2], out[2], err[2], exec_err[2];
+  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 ||
+      ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(exec_err, O_CLOEXEC) != 0) {
+    throw InfraError(std::string("worker: pipe: ") + std::strerror(errno));
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) throw InfraError(std::string("worker: fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    // Child: own session and process group, so a deadline kills everything it started.
+    ::setsid();
+    ::signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    ::execve(argv[0], argv.data(), envp.data());
+    int e = errno;
+    ssize_t w = ::write(exec_err[1], &e, sizeof e);
+    (void)w;
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  ::close(exec_err[1]);
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = ::read(exec_err[0], &child_errno, sizeof child_errno);
+  } while (n < 0 && errno == EINTR);
+  ::close(exec_err[0]);
+  if (n == static_cast<ssize_t>(sizeof child_errno)) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    ::close(in[1]);
+    ::close(out[0]);
+    ::close(err[0]);
+    throw InfraError("worker: cannot start " + spec_.argv[0] + ": " + std::strerror(child_errno));
+  }
+  pid_ = pid;
+  stdin_fd_ = in[1];
+  stdout_fd_ = out[0];
+  stderr_fd_ = err[0];
+  set_nonblocking(stdin_fd_);
+  set_nonblocking(stdout_fd_);
+  set_nonblocking(stderr_fd_);
+  stdout_buf_.clear();
+  ring_.clear();
+  ++starts_;
+  log::debug("worker: started " + spec_.argv[0] + " (pid " + std::to_string(pid_) + ")");
+}
+
+void Worker::drain_stderr() {
+  if (stderr_fd_ < 0) return;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(stderr_fd_, buf, sizeof buf);
+    if (n > 0) {
+      ring_.append(std::string_view(buf, static_cast<std::size_t>(n)));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) close_fd(&stderr_fd_);
+    return;  // EAGAIN or EOF
+  }
+}
+
+bool Worker::reap_if_exited() {
+  if (pid_ <= 0) return true;
+  int st = 0;
+  pid_t r = ::waitpid(pid_, &st, WNOHANG);
+  if (r == pid_) {
+    last_status_ = st;
+    last_status_known_ = true;
+    pid_ = -1;
+    // The group may still hold children of the dead worker: take them down too.
+    ::kill(-r, SIGKILL);
+    drain_stderr();
+    close_fd(&stdin_fd_);
+    close_fd(&stdout_fd_);
+    close_fd(&stderr_fd_);
+    return true;
+  }
+  return false;
+}
+
+void Worker::kill_group() {
+  if (pid_ > 0) {
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);  // in case it had not reached setsid yet
+    int st = 0;
+    // SIGKILL normally reaps at once; a process stuck in the kernel (a wedged driver) is
+    // given up on after a while rather than hanging kgate.
+    auto t0 = Clock::now();
+    bool reaped = false;
+    while (seconds_since(t0) < 10) {
+      pid_t r = ::waitpid(pid_, &st, WNOHANG);
+      if (r == pid_ || (r < 0 && errno == ECHILD)) {
+        reaped = r == pid_;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (reaped) {
+      last_status_ = st;
+      last_status_known_ = true;
+    } else {
+      log::warn("worker: pid " + std::to_string(pid_) + " did not exit after SIGKILL");
+      last_status_known_ = false;
+    }
+    pid_ = -1;
+  }
+  drain_stderr();
+  close_fd(&stdin_fd_);
+  close_fd(&stdout_fd_);
+  close_fd(&stderr_fd_);
+  stdout_buf_.clear();
+}
+
+std::string Worker::describe_status(int status) const {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    return "worker killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
+  }
+  if (WIFEXITED(status)) return "worker exited with status " + std::to_string(WEXITSTATUS(status));
+  return "worker ended (status " + std::to_string(status) + ")";
+}
+
+Reply Worker::exchange(const std::string& op, const protocol::Json& params, double timeout_s) {
+  Reply reply;
+  const auto t0 = Clock::now();
+  const auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(timeout_s));
+  const int64_t id = next_id_++;
+  const std::string line = protocol::make_request(id, op, params) + "\n";
+
+  auto fault = [&](gates::Fault f, std::string msg) {
+    reply.fault = f;
+    reply.fault_message = std::move(msg);
+    reply.ok = false;
+    reply.stderr_tail = ring_.tail_lines(20);
+    reply.elapsed_s = seconds_since(t0);
+    return reply;
+  };
+  auto crashed = [&](const std::string& when) {
+    // The child is gone (or going): give it a moment to finish dying so the status and
+    // its last stderr lines are accurate, then make sure the whole group is down.
+    auto t1 = Clock::now();
+    while (pid_ > 0 && !reap_if_exited() && seconds_since(t1) < 1.0) {
+      drain_stderr();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (pid_ > 0) kill_group();
+    std::string msg = last_status_known_ ? describe_status(last_status_) : "worker ended";
+    return fault(gates::Fault::kCrash, msg + " " + when);
+  };
+  auto ms_left = [&]() {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    return static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(left.count(), 1000)));
+  };
+
+  // Write the request (non-blocking, so a worker that stopped reading cannot wedge us).
+  std::size_t written = 0;
+  while (written < line.size()) {
+    ssize_t n = ::write(stdin_fd_, line.data() + written, line.size() - written);
+    if (n > 0) {
+      written += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EPIPE) return crashed("before reading request `" + op + "`");
+    if (n < 0 && errno != EAGAIN) return crashed(std::string("(write: ") + std::strerror(errno) + ")");
+    if (Clock::now() >= deadline) {
+      kill_group();
+      return fault(gates::Fault::kTimeout,
+                   "worker did not read request `" + op + "` within " + format_seconds(timeout_s) + " s");
+    }
+    pollfd pw[2] = {{stdin_fd_, POLLOUT, 0}, {stderr_fd_, POLLIN, 0}};
+    ::poll(pw, stderr_fd_ >= 0 ? 2 : 1, ms_left());
+    drain_stderr();
+  }
+
+  // Wait for one line on stdout, draining stderr all along.
+  char buf[65536];
+  for (;;) {
+    auto nl = stdout_buf_.find('\n');
+    while (nl == 0) {  // blank lines carry nothing; skip them
+      stdout_buf_.erase(0, 1);
+      nl = stdout_buf_.find('\n');
+    }
+    if (nl != std::string::npos) {
+      std::string resp_line = stdout_buf_.substr(0, nl);
+      stdout_buf_.erase(0, nl + 1);
+      if (!resp_line.empty() && resp_line.back() == '\r') resp_line.pop_back();
+      protocol::Response resp;
+      std::string err;
+      if (!protocol::parse_response(resp_line, &resp, &err)) {
+        kill_group();
+        return fault(gates::Fault::kWorkerError,
+                     "worker wrote a line that is not a protocol response to `" + op + "` (" + err +
+                         "): " + shorten(resp_line, 200));
+      }
+      if (resp.id != id) {
+        kill_group();
+        return fault(gates::Fault::kWorkerError, "worker answered id " + std::to_string(resp.id) +
+                                                     " to request " + std::to_string(id) + " (`" +
+                                                     op + "`)");
+      }
+      reply.ok = resp.ok;
+      reply.result = std::move(resp.result);
+      reply.error = resp.error;
+      drain_stderr();
+      reply.elapsed_s = seconds_since(t0);
+      return reply;
+    }
+    if (Clock::now() >= deadline) {
+      kill_group();
+      return fault(gates::Fault::kTimeout, "no answer to `" + op + "` within " +
+                                               format_seconds(timeout_s) + " s; worker killed");
+    }
+    pollfd pr[2] = {{stdout_fd_, POLLIN, 0}, {stderr_fd_, POLLIN, 0}};
+    int rc = ::poll(pr, stderr_fd_ >= 0 ? 2 : 1, ms_left());
+    if (rc < 0 && errno != EINTR) return crashed(std::string("(poll: ") + std::strerror(errno) + ")");
+    drain_stderr();
+    if (pr[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t n = ::read(stdout_fd_, buf, sizeof buf);
+      if (n > 0) {
+        stdout_buf_.append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0) {
+        return crashed("while handling `" + op + "`");
+      } else if (errno != EAGAIN && errno != EINTR) {
+        return crashed(std::string("(read: ") + std::strerror(errno) + ")");
+      }
+    }
+  }
+}
+
+Reply Worker::replay(const std::string& skip_slot) {
+  Reply last;
+  last.ok = true;
+  for (const auto& e : setup_) {
+    if (e.op == "compile" && e.slot == skip_slot) continue;
+    last = exchange(e.op, e.params, e.timeout_s);
+    if (!last.good()) {
+      last.fault_message = "while restarting the worker (replaying `" + e.op + "`): " +
+                           (last.fault != gates::Fault::kNone ? last.fault_message : last.describe());
+      if (last.fault == gates::Fault::kNone) last.fault = gates::Fault::kWorkerError;
+      return last;
+    }
+  }
+  return last;
+}
+
+void Worker::record(const std::string& op, const protocol::Json& params, double timeout_s,
+                    const Reply& reply) {
+  if (op == "hello" || op == "load_problem") {
+    // A new load_problem invalidates compiled slots: the worker starts over.
+    if (op == "load_problem") std::erase_if(setup_, [](const SetupEntry& e) { return e.op == "compile"; });
+    for (auto& e : setup_) {
+      if (e.op == op) {
+        e.params = params;
+        e.timeout_s = timeout_s;
+        return;
+      }
+    }
+    // hello must come first on replay.
+    if (op == "hello") setup_.insert(setup_.begin(), {op, params, timeout_s, ""});
+    else setup_.push_back({op, params, timeout_s, ""});
+    return;
+  }
+  if (op == "compile") {
+    std::string slot = params.value("slot", std::string("candidate"));
+    std::erase_if(setup_, [&](const SetupEntry& e) { return e.op == "compile" && e.slot == slot; });
+    if (reply.result.value("compiled", false)) setup_.push_back({op, params, timeout_s, slot});
+  }
+}
+
+Reply Worker::call(const std::string& op, const protocol::Json& params, double timeout_s) {
+  std::string skip_slot;
+  if (op == "compile") skip_slot = params.value("slot", std::string("candidate"));
+  bool restarted = false;
+  if (pid_ <= 0 || reap_if_exited()) {
+    if (starts_ > 0) {
+      log::debug("worker: starting a fresh worker (previous one ended: " +
+                 (last_status_known_ ? describe_status(last_status_) : std::string("killed")) + ")");
+      restarted = true;
+    }
+    spawn();
+    Reply r = replay(skip_slot);
+    if (!r.good()) {
+      r.restarted = restarted;
+      return r;
+    }
+  }
+  Reply reply = exchange(op, params, timeout_s);
+  reply.restarted = restarted;
+  if (reply.good()) record(op, params, timeout_s, reply);
+  else if (op == "compile") record(op, params, timeout_s, reply);  // slot now empty
+  return reply;
+}
+
+void Worker::stop() {
+  if (pid_ > 0 && !reap_if_exited()) {
+    Reply r = exchange("shutdown", protocol::Json::object(), spec_.shutdown_grace_s);
+    if (r.fault == gates::Fault::kNone) {
+      auto t0 = Clock::now();
+      while (!reap_if_exited() && seconds_since(t0) < spec_.shutdown_grace_s) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    }
+  }
+  kill_group();
+}
+
+void Worker::reset() {
+  stop();
+  setup_.clear();
+}
+
+void Worker::forget_slot(const std::string& slot) {
+  std::erase_if(setup_, [&](const SetupEntry& e) { return e.op == "compile" && e.slot == slot; });
+}
+
+std::string locate_native_bin(const std::string& explicit_path) {
+  std::vector<std::string> tried;
+  if (!explicit_path.empty()) {
+    if (is_executable(explicit_path)) return explicit_path;
+    throw InfraError("kgate-native not found or not executable: " + explicit_path);
+  }
+  if (const char* env = std::getenv("KGATE_NATIVE_BIN"); env && *env) {
+    if (is_executable(env)) return env;
+    throw InfraError(std::string("KGATE_NATIVE_BIN=") + env + " is not an executable file");
+  }
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::string beside = (self.parent_path() / "kgate-native").string();
+    if (is_executable(beside)) return beside;
+    tried.push_back(beside);
+  }
+  std::string msg = "cannot find kgate-native (set KGATE_NATIVE_BIN";
+  for (const auto& t : tried) msg += "; not at " + t;
+  throw InfraError(msg + ")");
+}
+
+}  // namespace kgate::worker

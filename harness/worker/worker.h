@@ -1,0 +1,113 @@
+#pragma once
+// The orchestrator's end of one worker process (docs/protocol.md): spawn, one request in
+// flight, a deadline per request, and recovery. kgate never runs candidate code itself;
+// everything that can hang or crash runs in the worker, in its own process group, so a
+// timeout kills the worker and everything it started.
+//
+// A fault (timeout, crash, garbage on stdout) is returned as data, never thrown: the
+// caller records it against the candidate. The next call transparently starts a fresh
+// worker and replays the setup log (hello, load_problem, the compiled slots), so one bad
+// candidate never affects the next. Only "cannot start the worker at all" throws
+// (kgate::InfraError, exit 3).
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gates/verdict.h"
+#include "protocol/messages.h"
+#include "worker/stderr_ring.h"
+
+namespace kgate::worker {
+
+struct WorkerSpec {
+  std::vector<std::string> argv;             // argv[0] is the executable path
+  std::map<std::string, std::string> env;    // added to (and overriding) kgate's environment
+  std::size_t stderr_ring_bytes = 64 * 1024; // stderr tail kept for crash reports
+  double shutdown_grace_s = 2.0;             // how long a polite shutdown may take
+};
+
+// The answer to one call: either the worker's response or a fault.
+struct Reply {
+  gates::Fault fault = gates::Fault::kNone;
+  std::string fault_message;                 // "no answer within 5 s", "killed by signal 11 (SIGSEGV)"
+  bool ok = false;                           // the worker's "ok" (when fault == kNone)
+  protocol::Json result;                     // when ok
+  std::optional<protocol::WireError> error;  // when !ok and no fault
+  std::string stderr_tail;                   // last worker stderr lines (filled on faults)
+  double elapsed_s = 0;
+  bool restarted = false;                    // a fresh worker was started for this call
+
+  bool good() const { return fault == gates::Fault::kNone && ok; }
+  // One line for a person: the fault, or the worker's error kind and message.
+  std::string describe() const;
+};
+
+class Worker {
+ public:
+  explicit Worker(WorkerSpec spec);
+  ~Worker();  // polite shutdown, then SIGKILL of the process group
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Sends {"op": op, ...params} and waits at most timeout_s for the answer. Starts the
+  // worker (and replays the setup log) when it is not running. Setup ops (hello,
+  // load_problem, a successful compile) are recorded for replay; a compile replaces the
+  // slot's earlier entry, and a slot being recompiled is not replayed first.
+  // Throws InfraError only when the executable cannot be started.
+  Reply call(const std::string& op, const protocol::Json& params, double timeout_s);
+
+  // Polite shutdown (op shutdown, short grace) then kill; the replay log is kept, so a
+  // later call starts a fresh worker with the same setup.
+  void stop();
+  // Forgets the replay log as well (a different problem follows).
+  void reset();
+  // Drops one slot's compile from the replay log (its module is no longer wanted).
+  void forget_slot(const std::string& slot);
+
+  bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  int starts() const { return starts_; }  // how many processes were spawned so far
+  std::string stderr_tail(std::size_t max_lines = 20) const { return ring_.tail_lines(max_lines); }
+  const WorkerSpec& spec() const { return spec_; }
+
+ private:
+  struct SetupEntry {
+    std::string op;
+    protocol::Json params;
+    double timeout_s = 0;
+    std::string slot;  // compile only
+  };
+
+  void spawn();                       // throws InfraError when exec fails
+  Reply exchange(const std::string& op, const protocol::Json& params, double timeout_s);
+  Reply replay(const std::string& skip_slot);
+  void kill_group();                  // SIGKILL the group, reap, close pipes
+  bool reap_if_exited();              // true when the child has exited (and was reaped)
+  std::string describe_status(int status) const;
+  void record(const std::string& op, const protocol::Json& params, double timeout_s,
+              const Reply& reply);
+  void drain_stderr();
+
+  WorkerSpec spec_;
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1;
+  int stdout_fd_ = -1;
+  int stderr_fd_ = -1;
+  std::string stdout_buf_;
+  StderrRing ring_;
+  int64_t next_id_ = 1;
+  int starts_ = 0;
+  int last_status_ = 0;               // waitpid status of the last reaped child
+  bool last_status_known_ = false;
+  std::vector<SetupEntry> setup_;
+};
+
+// Where kgate-native lives: `explicit_path`, else $KGATE_NATIVE_BIN, else beside the
+// running executable (/proc/self/exe). Throws InfraError naming every place tried.
+std::string locate_native_bin(const std::string& explicit_path);
+
+}  // namespace kgate::worker

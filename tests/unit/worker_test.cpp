@@ -1,0 +1,283 @@
+#include "worker/worker.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace kgate::worker {
+namespace {
+
+namespace fs = std::filesystem;
+using gates::Fault;
+using protocol::Json;
+
+// A fake worker speaking protocol v1 in bash. Faults are one-shot (a marker file in
+// $FAKE_DIR), so the restarted worker behaves: that is what recovery is tested against.
+// Every op received is appended to $FAKE_DIR/ops.log, with the worker's pid.
+constexpr const char* kFakeWorker = R"SH(#!/bin/bash
+once() { [ -e "$FAKE_DIR/done_$1" ] && return 1; : > "$FAKE_DIR/done_$1"; return 0; }
+echo "fake worker $$ up" >&2
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  # kgate writes keys sorted, so the envelope's "op" precedes any nested one.
+  op=$(printf '%s' "$line" | grep -o '"op":"[a-z_]*"' | head -1 | cut -d'"' -f4)
+  slot=$(printf '%s' "$line" | sed -n 's/.*"slot":"\([a-z_]*\)".*/\1/p')
+  echo "$$ $op $slot" >> "$FAKE_DIR/ops.log"
+  if [ "$op" = "$FAKE_HANG_OP" ] && once hang; then
+    sleep 1000 &
+    echo $! > "$FAKE_DIR/grandchild.pid"
+    wait
+  fi
+  if [ "$op" = "$FAKE_CRASH_OP" ] && once crash; then
+    echo "fake: about to crash in $op" >&2
+    kill -SEGV $$
+  fi
+  if [ "$op" = "$FAKE_EXIT_OP" ] && once exit; then
+    echo "fake: exit 7" >&2
+    exit 7
+  fi
+  if [ "$op" = "$FAKE_GARBAGE_OP" ] && once garbage; then
+    echo "this is not json"
+    continue
+  fi
+  if [ "$op" = "$FAKE_WRONGID_OP" ] && once wrongid; then
+    echo "{\"v\":1,\"id\":999999,\"ok\":true,\"result\":{}}"
+    continue
+  fi
+  if [ "$op" = "$FAKE_FLOOD_OP" ] && once flood; then
+    # 1 MiB of stderr before answering: more than any pipe buffer.
+    head -c 1048576 /dev/zero | tr '\0' 'e' >&2
+    echo >&2
+    echo "flood done" >&2
+  fi
+  if [ "$op" = "$FAKE_ERROR_OP" ]; then
+    echo "{\"v\":1,\"id\":$id,\"ok\":false,\"error\":{\"kind\":\"unsupported\",\"message\":\"no cuda here\"}}"
+    continue
+  fi
+  case "$op" in
+    shutdown) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{}}"; exit 0 ;;
+    compile) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"compiled\":${FAKE_COMPILED:-true},\"log\":\"\",\"pid\":$$}}" ;;
+    *) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"op\":\"$op\",\"pid\":$$}}" ;;
+  esac
+  if [ "$op" = "$FAKE_EXIT_AFTER_OP" ] && once exit_after; then exit 0; fi
+done
+)SH";
+
+class WorkerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kgate_worker_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    script_ = (dir_ / "fake_worker.sh").string();
+    std::ofstream(script_) << kFakeWorker;
+    fs::permissions(script_, fs::perms::owner_all);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  WorkerSpec spec(std::map<std::string, std::string> env = {}) {
+    WorkerSpec s;
+    s.argv = {script_};
+    s.env = std::move(env);
+    s.env["FAKE_DIR"] = dir_.string();
+    s.shutdown_grace_s = 1;
+    return s;
+  }
+  std::vector<std::string> ops_log() {
+    std::ifstream in(dir_ / "ops.log");
+    std::vector<std::string> out;
+    std::string pid, op, slot, line;
+    while (std::getline(in, line)) {
+      std::istringstream ls(line);
+      ls >> pid >> op >> slot;
+      out.push_back(op + (slot.empty() ? "" : ":" + slot));
+      slot.clear();
+    }
+    return out;
+  }
+
+  fs::path dir_;
+  std::string script_;
+};
+
+TEST_F(WorkerTest, AnswersInOrderAndRecordsNothingExtra) {
+  Worker w(spec());
+  Reply r = w.call("hello", Json{{"backend", "host"}}, 10);
+  ASSERT_TRUE(r.good()) << r.describe() << "\n" << r.stderr_tail;
+  EXPECT_EQ(r.result["op"], "hello");
+  EXPECT_FALSE(r.restarted);
+  r = w.call("check", Json{{"slot", "candidate"}}, 10);
+  ASSERT_TRUE(r.good()) << r.describe();
+  EXPECT_EQ(r.result["op"], "check");
+  EXPECT_EQ(w.starts(), 1);
+  EXPECT_NE(w.stderr_tail(), "");
+}
+
+TEST_F(WorkerTest, WorkerErrorIsAnAnswerNotAFault) {
+  Worker w(spec({{"FAKE_ERROR_OP", "hello"}}));
+  Reply r = w.call("hello", Json{{"backend", "cuda"}}, 10);
+  EXPECT_EQ(r.fault, Fault::kNone);
+  EXPECT_FALSE(r.ok);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->kind, protocol::ErrorKind::kUnsupported);
+  EXPECT_NE(r.describe().find("no cuda here"), std::string::npos);
+}
+
+TEST_F(WorkerTest, TimeoutKillsTheWholeGroupAndTheNextCallRecovers) {
+  Worker w(spec({{"FAKE_HANG_OP", "check"}}));
+  ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
+  ASSERT_TRUE(w.call("load_problem", Json{{"problem", {{"op", "softmax"}}}}, 10).good());
+  ASSERT_TRUE(w.call("compile", Json{{"slot", "baseline"}}, 10).good());
+  ASSERT_TRUE(w.call("compile", Json{{"slot", "candidate"}}, 10).good());
+  pid_t first = w.pid();
+
+  auto t0 = std::chrono::steady_clock::now();
+  Reply r = w.call("check", Json{{"slot", "candidate"}}, 0.5);
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.fault, Fault::kTimeout) << r.describe();
+  EXPECT_NE(r.fault_message.find("within 0.5 s"), std::string::npos) << r.fault_message;
+  EXPECT_LT(waited, 20.0);  // bounded by the deadline, not by the hang
+  EXPECT_FALSE(w.running());
+  EXPECT_NE(::kill(first, 0), 0);  // reaped: no such process
+
+  // The grandchild (`sleep 1000`) was in the worker's process group: killed too.
+  std::ifstream gp(dir_ / "grandchild.pid");
+  pid_t grandchild = 0;
+  gp >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string s;
+    std::getline(stat, s);
+    // Gone, or a zombie waiting for a reaper that is not us.
+    gone = s.empty() || s.find(") Z") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "grandchild " << grandchild << " survived the group kill";
+
+  // Next call: a fresh worker with the setup replayed in order, then the call itself.
+  r = w.call("check", Json{{"slot", "candidate"}}, 10);
+  ASSERT_TRUE(r.good()) << r.describe();
+  EXPECT_TRUE(r.restarted);
+  EXPECT_EQ(w.starts(), 2);
+  EXPECT_NE(r.result["pid"].get<int>(), first);
+  std::vector<std::string> want = {"hello",   "load_problem", "compile:baseline",
+                                   "compile:candidate", "check:candidate",
+                                   "hello",   "load_problem", "compile:baseline",
+                                   "compile:candidate", "check:candidate"};
+  EXPECT_EQ(ops_log(), want);
+}
+
+TEST_F(WorkerTest, CrashReportsSignalAndStderrTail) {
+  Worker w(spec({{"FAKE_CRASH_OP", "check"}}));
+  ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
+  Reply r = w.call("check", Json{{"slot", "candidate"}}, 10);
+  EXPECT_EQ(r.fault, Fault::kCrash) << r.describe();
+  EXPECT_NE(r.fault_message.find("signal 11 (SIGSEGV)"), std::string::npos) << r.fault_message;
+  EXPECT_NE(r.stderr_tail.find("about to crash in check"), std::string::npos) << r.stderr_tail;
+  EXPECT_FALSE(w.running());
+  r = w.call("check", Json{{"slot", "candidate"}}, 10);
+  EXPECT_TRUE(r.good()) << r.describe();
+  EXPECT_TRUE(r.restarted);
+}
+
+TEST_F(WorkerTest, ExitStatusIsReported) {
+  Worker w(spec({{"FAKE_EXIT_OP", "time"}}));
+  ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
+  Reply r = w.call("time", Json::object(), 10);
+  EXPECT_EQ(r.fault, Fault::kCrash);
+  EXPECT_NE(r.fault_message.find("exited with status 7"), std::string::npos) << r.fault_message;
+  EXPECT_NE(r.stderr_tail.find("fake: exit 7"), std::string::npos);
+}
+
+TEST_F(WorkerTest, GarbageLineIsAWorkerError) {
+  Worker w(spec({{"FAKE_GARBAGE_OP", "check"}}));
+  ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
+  Reply r = w.call("check", Json::object(), 10);
+  EXPECT_EQ(r.fault, Fault::kWorkerError);
+  EXPECT_NE(r.fault_message.find("this is not json"), std::string::npos) << r.fault_message;
+  EXPECT_FALSE(w.running());
+  EXPECT_TRUE(w.call("check", Json::object(), 10).good());
+}
+
+TEST_F(WorkerTest, WrongIdIsAWorkerError) {
+  Worker w(spec({{"FAKE_WRONGID_OP", "check"}}));
+  ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
+  Reply r = w.call("check", Json::object(), 10);
+  EXPECT_EQ(r.fault, Fault::kWorkerError);
+  EXPECT_NE(r.fault_message.find("id 999999"), std::string::npos) << r.fault_message;
+  EXPECT_TRUE(w.call("check", Json::object(), 10).good());
+}
+
+TEST_F(WorkerTest, StderrFloodDoesNotBlockTheWorker) {
+  WorkerSpec s = spec({{"FAKE_FLOOD_OP", "check"}});
+  s.stderr_ring_bytes = 4096;
+  Worker w(s);
+  Reply r = w.call("check", Json::object(), 30);
+  ASSERT_TRUE(r.good()) << r.describe();
+  std::string tail = w.stderr_tail(1);
+  EXPECT_EQ(tail, "flood done");
+}
+
+TEST_F(WorkerTest, WorkerThatExitsBetweenCallsIsRestartedSilently) {
+  // Like a runner that answers, then exits after a sticky CUDA fault.
+  Worker w(spec({{"FAKE_EXIT_AFTER_OP", "check"}}));
+  ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
+  ASSERT_TRUE(w.call("check", Json::object(), 10).good());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Reply r = w.call("check", Json::object(), 10);
+  EXPECT_TRUE(r.good()) << r.describe();
+  EXPECT_TRUE(r.restarted);
+  EXPECT_EQ(w.starts(), 2);
+}
+
+TEST_F(WorkerTest, RecompiledSlotIsNotReplayedAndFailedCompileIsForgotten) {
+  Worker w(spec({{"FAKE_CRASH_OP", "check"}}));
+  ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
+  ASSERT_TRUE(w.call("compile", Json{{"slot", "baseline"}}, 10).good());
+  ASSERT_TRUE(w.call("compile", Json{{"slot", "candidate"}}, 10).good());
+  EXPECT_EQ(w.call("check", Json{{"slot", "candidate"}}, 10).fault, Fault::kCrash);
+  // The new candidate's compile restarts the worker; the crashed candidate is not replayed.
+  ASSERT_TRUE(w.call("compile", Json{{"slot", "candidate"}}, 10).good());
+  std::vector<std::string> want = {"hello", "compile:baseline", "compile:candidate",
+                                   "check:candidate", "hello", "compile:baseline",
+                                   "compile:candidate"};
+  EXPECT_EQ(ops_log(), want);
+}
+
+TEST_F(WorkerTest, StopShutsDownPolitelyAndLaterCallsRestart) {
+  Worker w(spec());
+  ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
+  w.stop();
+  EXPECT_FALSE(w.running());
+  ASSERT_TRUE(w.call("check", Json::object(), 10).good());
+  std::vector<std::string> want = {"hello", "shutdown", "hello", "check"};
+  EXPECT_EQ(ops_log(), want);
+}
+
+TEST_F(WorkerTest, MissingExecutableIsAnInfraError) {
+  WorkerSpec s;
+  s.argv = {(dir_ / "no_such_worker").string()};
+  Worker w(s);
+  EXPECT_THROW(w.call("hello", Json::object(), 5), InfraError);
+}
+
+TEST(LocateNativeBin, ExplicitPathMustBeExecutable) {
+  EXPECT_THROW(locate_native_bin("/nonexistent/kgate-native"), InfraError);
+  EXPECT_EQ(locate_native_bin("/bin/sh"), "/bin/sh");
+}
+
+}  // namespace
+}  // namespace kgate::worker
