@@ -31,7 +31,8 @@ std::optional<Distribution> parse_distribution(std::string_view s);
 
 struct TensorDecl {
   std::string name;
-  std::vector<std::string> shape;  // dim names; an empty list is a scalar
+  // Dim names; an empty list is a scalar. "D/2" means dim D divided by 2 (integer).
+  std::vector<std::string> shape;
   // Integer inputs (e.g. cross_entropy targets) keep their own dtype; float tensors take
   // the case's dtype.
   std::optional<DType> fixed_dtype;
@@ -51,9 +52,14 @@ struct HostTensor {
   int64_t numel() const;
   std::vector<int64_t> strides() const;  // row-major, in elements
   double get(int64_t i) const;           // element i as double
-  void set(int64_t i, double v);         // rounds to the dtype
-  static HostTensor make(DType dtype, std::vector<int64_t> shape);
+  void set(int64_t i, double v);         // rounds to the dtype (exactly, round-to-nearest-even)
+  static HostTensor make(DType dtype, std::vector<int64_t> shape);  // zero-filled
+  std::vector<double> to_doubles() const;  // every element as double (fast bulk get)
 };
+
+// Largest finite value of a float dtype (f16 65504, bf16 ~3.39e38, ...); for integer
+// dtypes the largest value.
+double dtype_max(DType d);
 
 class Op {
  public:
@@ -65,9 +71,18 @@ class Op {
   virtual std::vector<TensorDecl> outputs() const = 0;
   // "" when the dims are usable, else why not ("C must be >= 1").
   virtual std::string check_dims(const Dims& dims) const;
-  // Inputs for one case; deterministic in (dims, dtype, seed, dist).
+  // Inputs for one case; deterministic in (dims, dtype, seed, dist). Input i draws from
+  // its own stream seeded by (seed, i). Float inputs take `dtype`; a fixed-dtype integer
+  // input is uniform in [0, integer_bound) whatever the distribution.
   virtual std::vector<HostTensor> make_inputs(const Dims& dims, DType dtype, uint64_t seed,
                                               Distribution dist) const;
+  // Scale S of Distribution::kLarge (values N(0,1)*S clamped to +-min(4S, dtype max)) and
+  // the high scale of kMixed (min(1e3, S)). The default is 60000 for f16 and 1e30 for the
+  // wider types; ops lower it so that the truth stays finite in the output dtype and a
+  // float32-accumulating kernel does not overflow on intermediates.
+  virtual double large_scale(const Dims& dims, DType dtype) const;
+  // Exclusive upper bound of a fixed-dtype integer input (values in [0, bound)).
+  virtual int64_t integer_bound(const TensorDecl& t, const Dims& dims) const;
   // The truth: every input converted to double, computed in double.
   virtual std::vector<HostTensor> reference_f64(const Dims& dims,
                                                 const std::vector<HostTensor>& inputs) const = 0;

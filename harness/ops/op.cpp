@@ -1,0 +1,139 @@
+// Op defaults shared by every built-in op: dims checks, deterministic input generation,
+// byte counts and tolerances.
+#include "ops/op.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "ops/random_stream.h"
+
+namespace kgate::ops {
+
+std::string_view to_string(Distribution d) {
+  switch (d) {
+    case Distribution::kNormal: return "normal";
+    case Distribution::kUniform01: return "uniform01";
+    case Distribution::kSigned: return "signed";
+    case Distribution::kLarge: return "large";
+    case Distribution::kTiny: return "tiny";
+    case Distribution::kMixed: return "mixed";
+  }
+  return "?";
+}
+
+std::optional<Distribution> parse_distribution(std::string_view s) {
+  for (Distribution d : {Distribution::kNormal, Distribution::kUniform01, Distribution::kSigned,
+                         Distribution::kLarge, Distribution::kTiny, Distribution::kMixed}) {
+    if (s == to_string(d)) return d;
+  }
+  if (s == "uniform" || s == "rand") return Distribution::kUniform01;
+  if (s == "randn") return Distribution::kNormal;
+  return std::nullopt;
+}
+
+std::vector<int64_t> Op::shape_of(const TensorDecl& t, const Dims& dims) const {
+  std::vector<int64_t> shape;
+  shape.reserve(t.shape.size());
+  for (const std::string& d : t.shape) {
+    // "D/2": a dimension divided by a constant (rotary tables are [S, D/2]).
+    const std::size_t slash = d.find('/');
+    const std::string key = d.substr(0, slash);
+    auto it = dims.find(key);
+    int64_t v = it == dims.end() ? 0 : it->second;
+    if (slash != std::string::npos) {
+      const int64_t div = std::stoll(d.substr(slash + 1));
+      v = div > 0 ? v / div : 0;
+    }
+    shape.push_back(v);
+  }
+  return shape;
+}
+
+std::string Op::check_dims(const Dims& dims) const {
+  for (const std::string& d : this->dims()) {
+    auto it = dims.find(d);
+    if (it == dims.end()) return "missing dimension " + d;
+    if (it->second < 1) return d + " must be >= 1 (got " + std::to_string(it->second) + ")";
+  }
+  for (const auto& [k, v] : dims) {
+    auto names = this->dims();
+    if (std::find(names.begin(), names.end(), k) == names.end()) {
+      return "unknown dimension " + k + " for op " + std::string(name());
+    }
+    (void)v;
+  }
+  return "";
+}
+
+double Op::large_scale(const Dims& /*dims*/, DType dtype) const {
+  return dtype == DType::kF16 ? 60000.0 : 1e30;
+}
+
+int64_t Op::integer_bound(const TensorDecl& /*t*/, const Dims& /*dims*/) const { return 1 << 16; }
+
+std::vector<HostTensor> Op::make_inputs(const Dims& dims, DType dtype, uint64_t seed,
+                                        Distribution dist) const {
+  std::vector<HostTensor> out;
+  const std::vector<TensorDecl> decls = inputs();
+  const double big = large_scale(dims, dtype);
+  for (std::size_t i = 0; i < decls.size(); ++i) {
+    const TensorDecl& t = decls[i];
+    const DType dt = t.fixed_dtype.value_or(dtype);
+    HostTensor h = HostTensor::make(dt, shape_of(t, dims));
+    RandomStream rng(seed, i);
+    const int64_t n = h.numel();
+    if (!is_float(dt)) {
+      const uint64_t bound = static_cast<uint64_t>(std::max<int64_t>(1, integer_bound(t, dims)));
+      for (int64_t e = 0; e < n; ++e) h.set(e, static_cast<double>(rng.below(bound)));
+      out.push_back(std::move(h));
+      continue;
+    }
+    // Rows are the last dimension: kMixed alternates its scale from one row to the next.
+    const int64_t row = h.shape.empty() ? 1 : std::max<int64_t>(1, h.shape.back());
+    const double clamp = std::min(4 * big, dtype_max(dt));
+    const double mixed_hi = std::min(1e3, big);
+    for (int64_t e = 0; e < n; ++e) {
+      double v = 0;
+      switch (dist) {
+        case Distribution::kNormal: v = rng.normal(); break;
+        case Distribution::kUniform01: v = rng.uniform01(); break;
+        case Distribution::kSigned: v = 2 * rng.uniform01() - 1; break;
+        case Distribution::kLarge: v = std::clamp(rng.normal() * big, -clamp, clamp); break;
+        case Distribution::kTiny: v = rng.normal() * 1e-6; break;
+        case Distribution::kMixed: v = rng.normal() * (((e / row) % 2 == 0) ? mixed_hi : 1e-3); break;
+      }
+      h.set(e, v);
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+double Op::min_bytes(const Dims& dims, DType dtype) const {
+  double bytes = 0;
+  auto add = [&](const std::vector<TensorDecl>& decls) {
+    for (const TensorDecl& t : decls) {
+      double n = 1;
+      for (int64_t s : shape_of(t, dims)) n *= static_cast<double>(s);
+      bytes += n * static_cast<double>(dtype_size(t.fixed_dtype.value_or(dtype)));
+    }
+  };
+  add(inputs());
+  add(outputs());
+  return bytes;
+}
+
+Tolerance Op::default_tolerance(DType dtype) const {
+  // Output rounding alone costs up to one unit roundoff (f16 2^-11, bf16 2^-8); the
+  // defaults leave about 4x that for float32 internal arithmetic.
+  switch (dtype) {
+    case DType::kF16: return {1e-3, 2e-3};
+    case DType::kBF16: return {1e-2, 1.6e-2};
+    case DType::kF32: return {1e-5, 1e-5};
+    case DType::kF64: return {1e-12, 1e-12};
+    default: return {0, 0};
+  }
+}
+
+}  // namespace kgate::ops
