@@ -1,0 +1,48 @@
+// Host starter: reduce_sum y[r] = sum_c x[r,c]. Inputs: x[R,C]; outputs: y[R].
+// Simple and correct: every element read through load(), math in double, dtypes f16,
+// bf16, f32, f64. Assumes contiguous row-major tensors (the harness passes dense ones).
+#include <cmath>
+#include <vector>
+
+#include "kgate/kernel.h"
+
+namespace {
+
+bool supported(kgate_dtype d) { return d == KGATE_F16 || d == KGATE_BF16 || d == KGATE_F32 || d == KGATE_F64; }
+
+double load(const kgate_tensor& t, int64_t i) {
+  switch (t.dtype) {
+    case KGATE_F16: return kgate_f16_to_f32(static_cast<const uint16_t*>(t.data)[i]);
+    case KGATE_BF16: return kgate_bf16_to_f32(static_cast<const uint16_t*>(t.data)[i]);
+    case KGATE_F32: return static_cast<const float*>(t.data)[i];
+    case KGATE_F64: return static_cast<const double*>(t.data)[i];
+    default: return 0;
+  }
+}
+
+void store(kgate_tensor& t, int64_t i, double v) {
+  switch (t.dtype) {
+    case KGATE_F16: static_cast<uint16_t*>(t.data)[i] = kgate_f32_to_f16(static_cast<float>(v)); return;
+    case KGATE_BF16: static_cast<uint16_t*>(t.data)[i] = kgate_f32_to_bf16(static_cast<float>(v)); return;
+    case KGATE_F32: static_cast<float*>(t.data)[i] = static_cast<float>(v); return;
+    case KGATE_F64: static_cast<double*>(t.data)[i] = v; return;
+    default: return;
+  }
+}
+
+}  // namespace
+
+extern "C" int kgate_run(const kgate_tensor* inputs, int32_t n_inputs, kgate_tensor* outputs,
+                         int32_t n_outputs, void* /*stream*/) {
+  if (n_inputs != 1 || n_outputs != 1) return 1;
+  const kgate_tensor& x = inputs[0];
+  kgate_tensor& y = outputs[0];
+  if (x.ndim != 2 || y.ndim != 1 || !supported(x.dtype) || y.dtype != x.dtype) return 2;
+  const int64_t rows = x.shape[0], cols = x.shape[1];
+  for (int64_t r = 0; r < rows; ++r) {
+    double s = 0;
+    for (int64_t c = 0; c < cols; ++c) s += load(x, r * cols + c);
+    store(y, r, s);
+  }
+  return 0;
+}
