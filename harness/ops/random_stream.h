@@ -4,7 +4,6 @@
 // and adding an input never changes the values of the others.
 #include <cmath>
 #include <cstdint>
-#include <numbers>
 
 namespace kgate::ops {
 
@@ -18,20 +17,38 @@ class RandomStream {
   }
   // U[0,1) with 53 random bits.
   double uniform01() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  // N(0,1) by Box-Muller; the second value is kept for the next call.
+  // N(0,1) by Marsaglia's polar method; the second value is kept for the next call. Uses
+  // only IEEE-exact operations (+ - * / sqrt) and our own log, so the values do not
+  // depend on the platform's libm.
   double normal() {
     if (has_spare_) {
       has_spare_ = false;
       return spare_;
     }
-    double u1 = uniform01();
-    const double u2 = uniform01();
-    if (u1 < 0x1.0p-60) u1 = 0x1.0p-60;  // log(0) guard
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    const double a = 2.0 * std::numbers::pi * u2;
-    spare_ = r * std::sin(a);
+    double u, v, s;
+    do {
+      u = 2 * uniform01() - 1;
+      v = 2 * uniform01() - 1;
+      s = u * u + v * v;
+    } while (s >= 1 || s == 0);
+    const double f = std::sqrt(-2 * portable_log(s) / s);
+    spare_ = v * f;
     has_spare_ = true;
-    return r * std::cos(a);
+    return u * f;
+  }
+  // log(x) for finite x > 0: x = m 2^e with m in [sqrt(1/2), sqrt(2)), then
+  // log m = 2 atanh(z), z = (m - 1)/(m + 1), |z| < 0.172, by its odd series to z^25.
+  static double portable_log(double x) {
+    int e = 0;
+    double m = std::frexp(x, &e);  // exact: m in [0.5, 1)
+    if (m < 0.70710678118654752) {
+      m *= 2;
+      e -= 1;
+    }
+    const double z = (m - 1) / (m + 1), z2 = z * z;
+    double sum = 0;
+    for (int k = 25; k >= 3; k -= 2) sum = (sum + 1.0 / k) * z2;
+    return 2 * z * (1 + sum) + e * 0.69314718055994531;
   }
   // Uniform integer in [0, bound), bound >= 1 (multiply-shift; bias < 2^-64 * bound).
   uint64_t below(uint64_t bound) {
