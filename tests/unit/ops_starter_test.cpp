@@ -67,7 +67,7 @@ kgate_tensor describe(HostTensor& t) {
 }
 
 // Compiles every starter (and knob variant) once per process, in parallel; a .so newer
-// than its source is reused, so re-running the suite does not recompile.
+// than its source and kernel.h is reused, so re-running the suite does not recompile.
 const std::map<std::string, std::vector<Lib>>& starter_libs() {
   static const std::map<std::string, std::vector<Lib>> libs = [] {
     std::map<std::string, std::vector<Lib>> out_libs;
@@ -85,7 +85,10 @@ const std::map<std::string, std::vector<Lib>>& starter_libs() {
         const fs::path so = out / (id + "_" + std::to_string(v) + ".so");
         wanted.emplace_back(id + " " + variants[v].first, so);
         std::error_code ec;
-        if (fs::exists(so) && fs::last_write_time(so, ec) > fs::last_write_time(src, ec)) continue;
+        const fs::path abi = fs::path(KGATE_SOURCE_DIR) / "harness" / "include" / "kgate" / "kernel.h";
+        if (fs::exists(so) && fs::last_write_time(so, ec) > fs::last_write_time(src, ec) &&
+            fs::last_write_time(so, ec) > fs::last_write_time(abi, ec))
+          continue;
         script += "rm -f " + so.string() + "; c++ -O2 -shared -fPIC -I " + (fs::path(KGATE_SOURCE_DIR) / "harness" / "include").string() +
                   variants[v].second + " -o " + so.string() + ".tmp " + src.string() + " > " + so.string() +
                   ".log 2>&1 && mv " + so.string() + ".tmp " + so.string() + " &\n";
