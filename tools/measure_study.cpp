@@ -1,0 +1,134 @@
+// kgate_measure_study: the A/A and power study behind docs/measurement.md.
+// For each size class it asks a kgate-native worker for interleaved samples of
+//   A/A:   the softmax starter against itself, N times -> how many verdicts are not `same`
+//   power: the starter with injected extra work (tools/study/softmax_extra.cu) against
+//          the starter, N times -> how many are judged `slower`
+// plus one long interleaved run that measures the true size of the injected slowdown.
+// Verdicts come from stats::compare with the suite defaults, exactly as the gate uses it.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "stats/compare.h"
+#include "worker/worker.h"
+
+using nlohmann::json;
+
+namespace {
+
+struct SizeClass {
+  std::string label;
+  int64_t rows = 0, cols = 0;
+  int extra_permille = 30;
+};
+
+json time_pair(kgate::worker::Worker& w, const SizeClass& c, double min_time_s, uint64_t seed) {
+  json p = {{"slots", {"candidate", "baseline"}},
+            {"dims", {{"R", c.rows}, {"C", c.cols}}},
+            {"dtype", "f16"},
+            {"seed", seed},
+            {"min_time_s", min_time_s},
+            {"max_time_s", std::max(2.0, 4 * min_time_s)}};
+  auto r = w.call("time", p, 120);
+  if (!r.good()) throw std::runtime_error("time: " + r.describe());
+  return r.result;
+}
+
+kgate::stats::Comparison compare(const json& t) {
+  auto b = t["samples_us"]["baseline"].get<std::vector<double>>();
+  auto c = t["samples_us"]["candidate"].get<std::vector<double>>();
+  return kgate::stats::compare(b, c, {});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kgate measurement study (A/A false alarms, power on an injected slowdown)"};
+  std::string native, root = KGATE_SOURCE_DIR, out = "measure_study.json", backend = "cuda";
+  int trials = 100;
+  double min_time_s = 0.1;
+  app.add_option("--native", native, "kgate-native path");
+  app.add_option("--root", root, "kgate source tree");
+  app.add_option("--out", out, "JSON output");
+  app.add_option("--trials", trials, "Comparisons per class and scenario");
+  app.add_option("--min-time", min_time_s, "min_time_s per comparison");
+  CLI11_PARSE(app, argc, argv);
+
+  std::vector<SizeClass> classes = {{"5us", 256, 2048, 60},
+                                    {"50us", 8192, 8192, 30},
+                                    {"500us", 32768, 16384, 30},
+                                    {"5ms", 65536, 65536, 30}};
+  kgate::worker::WorkerSpec spec;
+  spec.argv = {kgate::worker::locate_native_bin(native)};
+  json report = {{"version", 1}, {"trials", trials}, {"min_time_s", min_time_s}, {"classes", json::array()}};
+  const std::string starter = root + "/kernelbench/native/starters/softmax.cu";
+  const std::string extra = root + "/tools/study/softmax_extra.cu";
+
+  std::printf("%-6s %-12s %8s %8s %8s %8s %9s %8s\n", "class", "scenario", "same", "faster",
+              "slower", "unknown", "median_us", "s/verdict");
+  for (const auto& c : classes) {
+    kgate::worker::Worker w(spec);
+    auto hello = w.call("hello", {{"backend", backend}}, 60);
+    if (!hello.good()) {
+      std::fprintf(stderr, "hello: %s\n", hello.describe().c_str());
+      return 3;
+    }
+    report["device"] = hello.result["device"];
+    w.call("load_problem", {{"problem", {{"id", "softmax"}, {"op", "softmax"}}}}, 60);
+    json cls = {{"class", c.label}, {"R", c.rows}, {"C", c.cols}};
+    for (std::string scenario : {"aa", "power"}) {
+      auto comp = w.call("compile", {{"slot", "baseline"}, {"source_path", starter}}, 300);
+      auto comp2 = w.call("compile",
+                          {{"slot", "candidate"},
+                           {"source_path", scenario == "aa" ? starter : extra},
+                           {"defines", {{"EXTRA_PERMILLE", std::to_string(c.extra_permille)}}}},
+                          300);
+      if (!comp.good() || !comp2.good() || !comp.result.value("compiled", false) ||
+          !comp2.result.value("compiled", false)) {
+        std::fprintf(stderr, "compile failed: %s %s\n", comp.result.dump().c_str(),
+                     comp2.result.dump().c_str());
+        return 3;
+      }
+      int same = 0, faster = 0, slower = 0, unknown = 0;
+      std::vector<double> speedups;
+      auto t0 = std::chrono::steady_clock::now();
+      double median_us = 0;
+      for (int i = 0; i < trials; ++i) {
+        auto cmp = compare(time_pair(w, c, min_time_s, 1000 + i));
+        median_us = cmp.baseline_median_us;
+        speedups.push_back(cmp.speedup);
+        switch (cmp.verdict) {
+          case kgate::gates::SpeedVerdict::kSame: ++same; break;
+          case kgate::gates::SpeedVerdict::kFaster: ++faster; break;
+          case kgate::gates::SpeedVerdict::kSlower: ++slower; break;
+          case kgate::gates::SpeedVerdict::kUnknown: ++unknown; break;
+        }
+      }
+      double per = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / trials;
+      json s = {{"same", same}, {"faster", faster}, {"slower", slower}, {"unknown", unknown},
+                {"baseline_median_us", median_us}, {"seconds_per_verdict", per},
+                {"speedups", speedups}};
+      if (scenario == "power") {
+        // The true effect: one long interleaved run.
+        auto cmp = compare(time_pair(w, c, 3.0, 7));
+        s["true_slowdown_pct"] = 100.0 * (1.0 / cmp.speedup - 1.0);
+        s["true_speedup_ci"] = {cmp.speedup_lo, cmp.speedup_hi};
+      }
+      cls[scenario] = s;
+      std::printf("%-6s %-12s %8d %8d %8d %8d %9.2f %8.3f%s\n", c.label.c_str(), scenario.c_str(),
+                  same, faster, slower, unknown, median_us, per,
+                  scenario == "power"
+                      ? (" true slowdown " + std::to_string(s["true_slowdown_pct"].get<double>()) + "%").c_str()
+                      : "");
+      std::fflush(stdout);
+    }
+    report["classes"].push_back(cls);
+  }
+  std::ofstream(out) << report.dump(1) << "\n";
+  return 0;
+}
