@@ -1,8 +1,8 @@
 // kgate_measure_study: the A/A and power study behind docs/measurement.md.
 // For each size class it asks a kgate-native worker for interleaved samples of
 //   A/A:   the softmax starter against itself, N times -> how many verdicts are not `same`
-//   power: the starter with injected extra work (tools/study/softmax_extra.cu) against
-//          the starter, N times -> how many are judged `slower`
+//   power: the starter followed by a spin kernel of 3% of its median time
+//          (tools/study/*_delay.cu) against the starter, N times -> how many are `slower`
 // plus one long interleaved run that measures the true size of the injected slowdown.
 // Verdicts come from stats::compare with the suite defaults, exactly as the gate uses it.
 #include <chrono>
@@ -23,14 +23,17 @@ namespace {
 
 struct SizeClass {
   std::string label;
-  int64_t rows = 0, cols = 0;
-  int extra_permille = 30;
+  std::string op;
+  json dims;
+  std::string dtype;
+  std::string starter;  // under kernelbench/native/starters/
+  std::string delayed;  // under tools/study/
 };
 
 json time_pair(kgate::worker::Worker& w, const SizeClass& c, double min_time_s, uint64_t seed) {
   json p = {{"slots", {"candidate", "baseline"}},
-            {"dims", {{"R", c.rows}, {"C", c.cols}}},
-            {"dtype", "f16"},
+            {"dims", c.dims},
+            {"dtype", c.dtype},
             {"seed", seed},
             {"min_time_s", min_time_s},
             {"max_time_s", std::max(2.0, 4 * min_time_s)}};
@@ -57,17 +60,19 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "JSON output");
   app.add_option("--trials", trials, "Comparisons per class and scenario");
   app.add_option("--min-time", min_time_s, "min_time_s per comparison");
-  CLI11_PARSE(app, argc, argv);
 
-  std::vector<SizeClass> classes = {{"5us", 256, 2048, 60},
-                                    {"50us", 8192, 8192, 30},
-                                    {"500us", 32768, 16384, 30},
-                                    {"5ms", 65536, 65536, 30}};
+  double slowdown = 0.03;
+  app.add_option("--slowdown", slowdown, "Injected slowdown, fraction of the median");
+  CLI11_PARSE(app, argc, argv);
+  std::vector<SizeClass> classes = {
+      {"5us", "softmax", {{"R", 256}, {"C", 2048}}, "f16", "softmax.cu", "softmax_delay.cu"},
+      {"50us", "softmax", {{"R", 8192}, {"C", 8192}}, "f16", "softmax.cu", "softmax_delay.cu"},
+      {"500us", "softmax", {{"R", 16384}, {"C", 32768}}, "f16", "softmax.cu", "softmax_delay.cu"},
+      {"5ms", "matmul", {{"M", 12288}, {"N", 12288}, {"K", 12288}}, "bf16", "matmul_cublas.cu",
+       "matmul_cublas_delay.cu"}};
   kgate::worker::WorkerSpec spec;
   spec.argv = {kgate::worker::locate_native_bin(native)};
   json report = {{"version", 1}, {"trials", trials}, {"min_time_s", min_time_s}, {"classes", json::array()}};
-  const std::string starter = root + "/kernelbench/native/starters/softmax.cu";
-  const std::string extra = root + "/tools/study/softmax_extra.cu";
 
   std::printf("%-6s %-12s %8s %8s %8s %8s %9s %8s\n", "class", "scenario", "same", "faster",
               "slower", "unknown", "median_us", "s/verdict");
@@ -79,14 +84,17 @@ int main(int argc, char** argv) {
       return 3;
     }
     report["device"] = hello.result["device"];
-    w.call("load_problem", {{"problem", {{"id", "softmax"}, {"op", "softmax"}}}}, 60);
-    json cls = {{"class", c.label}, {"R", c.rows}, {"C", c.cols}};
+    w.call("load_problem", {{"problem", {{"id", c.op}, {"op", c.op}}}}, 60);
+    const std::string starter = root + "/kernelbench/native/starters/" + c.starter;
+    const std::string delayed = root + "/tools/study/" + c.delayed;
+    json cls = {{"class", c.label}, {"op", c.op}, {"dims", c.dims}, {"dtype", c.dtype}};
+    long long extra_ns = 0;
     for (std::string scenario : {"aa", "power"}) {
       auto comp = w.call("compile", {{"slot", "baseline"}, {"source_path", starter}}, 300);
       auto comp2 = w.call("compile",
                           {{"slot", "candidate"},
-                           {"source_path", scenario == "aa" ? starter : extra},
-                           {"defines", {{"EXTRA_PERMILLE", std::to_string(c.extra_permille)}}}},
+                           {"source_path", scenario == "aa" ? starter : delayed},
+                           {"defines", {{"EXTRA_NS", std::to_string(extra_ns)}}}},
                           300);
       if (!comp.good() || !comp2.good() || !comp.result.value("compiled", false) ||
           !comp2.result.value("compiled", false)) {
@@ -99,7 +107,7 @@ int main(int argc, char** argv) {
       auto t0 = std::chrono::steady_clock::now();
       double median_us = 0;
       for (int i = 0; i < trials; ++i) {
-        auto cmp = compare(time_pair(w, c, min_time_s, 1000 + i));
+        auto cmp = compare(time_pair(w, c, min_time_s, 1));  // same inputs: the runner caches them
         median_us = cmp.baseline_median_us;
         speedups.push_back(cmp.speedup);
         switch (cmp.verdict) {
@@ -115,10 +123,12 @@ int main(int argc, char** argv) {
                 {"speedups", speedups}};
       if (scenario == "power") {
         // The true effect: one long interleaved run.
-        auto cmp = compare(time_pair(w, c, 3.0, 7));
+        auto cmp = compare(time_pair(w, c, 3.0, 1));
         s["true_slowdown_pct"] = 100.0 * (1.0 / cmp.speedup - 1.0);
         s["true_speedup_ci"] = {cmp.speedup_lo, cmp.speedup_hi};
       }
+      if (scenario == "aa") extra_ns = static_cast<long long>(slowdown * median_us * 1000.0);
+      s["extra_ns"] = scenario == "aa" ? 0 : extra_ns;
       cls[scenario] = s;
       std::printf("%-6s %-12s %8d %8d %8d %8d %9.2f %8.3f%s\n", c.label.c_str(), scenario.c_str(),
                   same, faster, slower, unknown, median_us, per,
