@@ -20,8 +20,4 @@ class StoppingRule {
   protocol::TimeParams p_;
 };
 
-// Relative standard error of the median: a robust normal-consistent estimate,
-// 1.2533 * 1.4826 * MAD / sqrt(n) / median. Infinity for fewer than 2 samples or median 0.
-double median_rse(std::vector<double> samples);
-
 }  // namespace kgate::native
