@@ -85,7 +85,8 @@ std::string make_ok(int64_t id, const Json& result) {
   j["id"] = id;
   j["ok"] = true;
   j["result"] = result;
-  return j.dump();
+  // A compiler log may carry bytes that are not UTF-8; replace them rather than throw.
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::string make_error(int64_t id, ErrorKind kind, const std::string& message) {
@@ -94,7 +95,7 @@ std::string make_error(int64_t id, ErrorKind kind, const std::string& message) {
   j["id"] = id;
   j["ok"] = false;
   j["error"] = WireError{kind, message};
-  return j.dump();
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace kgate::protocol

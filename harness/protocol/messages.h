@@ -133,11 +133,14 @@ struct OutputError {
   double worst_got = 0;
   double worst_want = 0;
   bool shape_ok = true;
+  // JSON has no NaN/Inf: worst_got is 0 when the element is not finite and this says
+  // what it was: "finite" | "nan" | "inf" | "-inf" | "unwritten" ("" = no worst element).
+  std::string worst_kind;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputError, name, max_abs_err, max_rel_err,
                                                 rel_l2_err, over_tol, nan, inf, truth_nonfinite,
                                                 unwritten, worst_index, worst_got, worst_want,
-                                                shape_ok)
+                                                shape_ok, worst_kind)
 
 struct CaseResult {
   std::string case_id;
@@ -170,10 +173,12 @@ struct TimeParams {
   bool flush_l2 = true;
   int input_sets = 2;
   bool cuda_graph = true;  // allowed to batch µs-scale calls into a graph
+  int pin_cpu = -1;        // host: pin the timing thread to this CPU (-1 = no pinning)
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeParams, slots, dims, dtype, seed, warmup_s,
                                                 min_time_s, max_time_s, min_samples, max_samples,
-                                                target_rse, flush_l2, input_sets, cuda_graph)
+                                                target_rse, flush_l2, input_sets, cuda_graph,
+                                                pin_cpu)
 
 struct TimeResult {
   std::map<std::string, std::vector<double>> samples_us;
@@ -185,10 +190,13 @@ struct TimeResult {
   double min_bytes = 0;
   double flops = 0;
   double elapsed_s = 0;
+  std::string stop_reason;  // "converged" | "max_time" | "max_samples"
+  int return_code = 0;      // first non-zero kgate_run return seen while timing
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeResult, samples_us, timer, batch,
                                                 dropped_throttled, clock_mhz, side_stream_work,
-                                                min_bytes, flops, elapsed_s)
+                                                min_bytes, flops, elapsed_s, stop_reason,
+                                                return_code)
 
 // ---- envelope -------------------------------------------------------------------------
 struct Request {

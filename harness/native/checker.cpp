@@ -1,0 +1,254 @@
+#include "native/checker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "native/device_buffer.h"
+#include "native/user_reference.h"
+
+namespace kgate::native {
+
+namespace {
+
+DType output_dtype(const ops::TensorDecl& d, DType case_dtype) {
+  return d.fixed_dtype ? *d.fixed_dtype : case_dtype;
+}
+
+template <typename T>
+std::vector<unsigned char> bytes_of(T v) {
+  std::vector<unsigned char> b(sizeof v);
+  std::memcpy(b.data(), &v, sizeof v);
+  return b;
+}
+
+}  // namespace
+
+std::size_t CaseData::bytes() const {
+  std::size_t n = 0;
+  for (const auto& t : inputs) n += t.bytes.size();
+  for (const auto& t : truth) n += t.bytes.size();
+  return n;
+}
+
+std::string case_key(const protocol::CheckCase& c) {
+  std::ostringstream k;
+  k << c.seed << '/';
+  for (const auto& [name, v] : c.dims) k << name << '=' << v << ',';
+  k << '/' << c.dtype << '/' << c.dist;
+  return k.str();
+}
+
+CaseData make_case_data(const ops::Op& op, const UserReference* ref,
+                        const protocol::CheckCase& c) {
+  auto dtype = parse_dtype(c.dtype);
+  if (!dtype) throw BadCase("unknown dtype \"" + c.dtype + "\"");
+  auto dist = ops::parse_distribution(c.dist);
+  if (!dist) throw BadCase("unknown dist \"" + c.dist + "\"");
+  for (const auto& d : op.dims()) {
+    if (!c.dims.count(d)) throw BadCase("op " + std::string(op.name()) + " needs dim " + d);
+  }
+  if (std::string why = op.check_dims(c.dims); !why.empty()) {
+    throw BadCase("op " + std::string(op.name()) + ": " + why);
+  }
+  CaseData data;
+  data.dtype = *dtype;
+  data.inputs = op.make_inputs(c.dims, *dtype, c.seed, *dist);
+  data.truth = ref ? ref->compute(op, c.dims, data.inputs) : op.reference_f64(c.dims, data.inputs);
+  auto outs = op.outputs();
+  if (data.truth.size() != outs.size()) {
+    throw std::runtime_error("reference produced " + std::to_string(data.truth.size()) +
+                             " outputs, op declares " + std::to_string(outs.size()));
+  }
+  return data;
+}
+
+kgate_tensor describe(const ops::HostTensor& t, void* data) {
+  if (t.shape.size() > KGATE_MAX_DIMS) {
+    throw std::runtime_error("tensor has " + std::to_string(t.shape.size()) +
+                             " dims; the ABI allows " + std::to_string(KGATE_MAX_DIMS));
+  }
+  kgate_tensor d{};
+  d.data = data;
+  d.dtype = static_cast<kgate_dtype>(static_cast<int>(t.dtype));
+  d.ndim = static_cast<int32_t>(t.shape.size());
+  auto strides = t.strides();
+  for (std::size_t i = 0; i < t.shape.size(); ++i) {
+    d.shape[i] = t.shape[i];
+    d.strides[i] = strides[i];
+  }
+  return d;
+}
+
+std::vector<unsigned char> poison_pattern(DType d) {
+  switch (d) {
+    case DType::kF16: return bytes_of<uint16_t>(0x7E5A);   // quiet NaN, payload 0x05A
+    case DType::kBF16: return bytes_of<uint16_t>(0x7FDA);  // quiet NaN, payload 0x1A
+    case DType::kF32: return bytes_of<uint32_t>(0x7FC4D1E5u);
+    case DType::kF64: return bytes_of<uint64_t>(0x7FF8DEADBEEFCAFEull);
+    case DType::kI32: return bytes_of<int32_t>(static_cast<int32_t>(0xDEADBEEFu));
+    case DType::kI64: return bytes_of<int64_t>(static_cast<int64_t>(0xDEADBEEFDEADBEEFull));
+  }
+  return {};
+}
+
+void fill_poison(ops::HostTensor& t) {
+  auto p = poison_pattern(t.dtype);
+  if (p.empty()) return;
+  for (std::size_t off = 0; off + p.size() <= t.bytes.size(); off += p.size()) {
+    std::memcpy(t.bytes.data() + off, p.data(), p.size());
+  }
+}
+
+protocol::OutputError compare_output(const std::string& name, const ops::HostTensor& got,
+                                     const ops::HostTensor& want, double atol, double rtol) {
+  protocol::OutputError e;
+  e.name = name;
+  e.shape_ok = got.shape == want.shape;
+  if (!e.shape_ok) return e;
+  const auto poison = poison_pattern(got.dtype);
+  const std::size_t esz = poison.size();
+  const int64_t n = got.numel();
+  double sum_d2 = 0, sum_w2 = 0;
+  double worst_d = -1;
+  bool worst_nonfinite = false;  // a NaN/Inf/unwritten element outranks any finite error
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = got.get(i);
+    const double w = want.get(i);
+    const bool unwritten =
+        std::memcmp(got.bytes.data() + static_cast<std::size_t>(i) * esz, poison.data(), esz) == 0 &&
+        // An integer truth may legitimately equal the sentinel.
+        !(!is_float(got.dtype) && g == w);
+    if (!std::isfinite(w)) {
+      ++e.truth_nonfinite;
+      bool same = std::isnan(w) ? std::isnan(g) : g == w;
+      if (!same || unwritten) ++e.over_tol;
+      if (unwritten) ++e.unwritten;
+      continue;
+    }
+    sum_w2 += w * w;
+    if (unwritten || !std::isfinite(g)) {
+      ++e.over_tol;
+      std::string kind;
+      if (unwritten) {
+        ++e.unwritten;
+        kind = "unwritten";
+      } else if (std::isnan(g)) {
+        ++e.nan;
+        kind = "nan";
+      } else {
+        ++e.inf;
+        kind = g > 0 ? "inf" : "-inf";
+      }
+      if (!worst_nonfinite) {
+        worst_nonfinite = true;
+        e.worst_index = i;
+        e.worst_got = 0;
+        e.worst_want = w;
+        e.worst_kind = kind;
+      }
+      continue;
+    }
+    const double d = std::fabs(g - w);
+    sum_d2 += d * d;
+    if (d > e.max_abs_err) e.max_abs_err = d;
+    if (w != 0) {
+      double r = d / std::fabs(w);
+      if (r > e.max_rel_err) e.max_rel_err = r;
+    }
+    if (d > atol + rtol * std::fabs(w)) ++e.over_tol;
+    if (!worst_nonfinite && d > worst_d) {
+      worst_d = d;
+      e.worst_index = i;
+      e.worst_got = g;
+      e.worst_want = w;
+      e.worst_kind = "finite";
+    }
+  }
+  double norm_d = std::sqrt(sum_d2), norm_w = std::sqrt(sum_w2);
+  e.rel_l2_err = norm_w > 0 ? norm_d / norm_w : norm_d;
+  if (!std::isfinite(e.rel_l2_err)) e.rel_l2_err = std::numeric_limits<double>::max();
+  return e;
+}
+
+protocol::CaseResult check_case(Backend& backend, const Module& module, const ops::Op& op,
+                                const protocol::CheckCase& c, const CaseData& data) {
+  auto t0 = std::chrono::steady_clock::now();
+  protocol::CaseResult res;
+  res.case_id = c.case_id;
+  const auto out_decls = op.outputs();
+
+  // Output templates: the truth's shape in the dtype the candidate writes.
+  std::vector<ops::HostTensor> out_host;
+  for (std::size_t k = 0; k < out_decls.size(); ++k) {
+    out_host.push_back(
+        ops::HostTensor::make(output_dtype(out_decls[k], data.dtype), data.truth[k].shape));
+  }
+  std::vector<DeviceBuffer> in_dev, out_dev;
+  std::vector<kgate_tensor> in_desc, out_desc;
+  for (const auto& t : data.inputs) {
+    in_dev.emplace_back(backend, t.bytes.size());
+    in_desc.push_back(describe(t, in_dev.back().get()));
+  }
+  for (const auto& t : out_host) {
+    out_dev.emplace_back(backend, t.bytes.size());
+    out_desc.push_back(describe(t, out_dev.back().get()));
+  }
+
+  const int repeats = std::max(1, c.repeats);
+  std::vector<std::vector<ops::HostTensor>> runs;  // [repeat][output]
+  std::vector<unsigned char> scratch;
+  for (int r = 0; r < repeats; ++r) {
+    // Fresh copies of the pristine inputs and poisoned outputs before every run.
+    for (std::size_t k = 0; k < data.inputs.size(); ++k) {
+      backend.to_device(in_dev[k].get(), data.inputs[k].bytes.data(), data.inputs[k].bytes.size());
+    }
+    for (std::size_t k = 0; k < out_host.size(); ++k) {
+      fill_poison(out_host[k]);
+      backend.to_device(out_dev[k].get(), out_host[k].bytes.data(), out_host[k].bytes.size());
+    }
+    // The descriptors are handed over by value each time: a candidate that scribbles on
+    // them must not change what the next repeat sees.
+    std::vector<kgate_tensor> ins = in_desc, outs = out_desc;
+    int rc = backend.run(module, ins, outs);
+    if (rc != 0 && res.return_code == 0) res.return_code = rc;
+
+    std::vector<ops::HostTensor> got = out_host;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      backend.to_host(got[k].bytes.data(), out_dev[k].get(), got[k].bytes.size());
+    }
+    for (std::size_t k = 0; k < data.inputs.size(); ++k) {
+      scratch.resize(data.inputs[k].bytes.size());
+      backend.to_host(scratch.data(), in_dev[k].get(), scratch.size());
+      if (scratch != data.inputs[k].bytes) res.inputs_modified = true;
+    }
+    if (!runs.empty()) {
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        if (got[k].bytes != runs.front()[k].bytes) res.deterministic = false;
+      }
+    }
+    runs.push_back(std::move(got));
+  }
+
+  // Report the worst repeat per output (most elements out of tolerance, then largest
+  // error), so one snapshot's numbers stay consistent with each other.
+  for (std::size_t k = 0; k < out_decls.size(); ++k) {
+    protocol::OutputError worst;
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      auto e = compare_output(out_decls[k].name, runs[r][k], data.truth[k], c.atol, c.rtol);
+      if (r == 0 || e.over_tol > worst.over_tol ||
+          (e.over_tol == worst.over_tol && e.rel_l2_err > worst.rel_l2_err)) {
+        worst = std::move(e);
+      }
+    }
+    res.outputs.push_back(std::move(worst));
+  }
+  res.elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace kgate::native

@@ -1,0 +1,255 @@
+#include "native/host_compiler.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace kgate::native {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Bump when the translation-unit layout or flags change meaning, so old objects are unused.
+constexpr const char* kCacheKeyVersion = "kgate-host-cc-v1";
+
+std::vector<std::string> split_ws(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  std::string w;
+  while (in >> w) out.push_back(w);
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  return static_cast<bool>(out);
+}
+
+// Unique per process and call, so two runners sharing a cache never write the same file.
+std::string temp_suffix() {
+  static std::atomic<unsigned> counter{0};
+  return ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+}  // namespace
+
+std::string default_cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kgate";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kgate";
+  return "/tmp/kgate-cache";
+}
+
+std::string trim_log(const std::string& log, std::size_t max_bytes) {
+  if (log.size() <= max_bytes) return log;
+  std::size_t head = max_bytes * 3 / 4;
+  std::size_t tail = max_bytes - head;
+  return log.substr(0, head) + "\n[... " + std::to_string(log.size() - head - tail) +
+         " bytes of compiler output omitted ...]\n" + log.substr(log.size() - tail);
+}
+
+std::string content_hash(const std::string& bytes) {
+  static const int init = git_libgit2_init();  // idempotent; kept for the process lifetime
+  (void)init;
+  git_oid oid;
+  if (git_odb_hash(&oid, bytes.data(), bytes.size(), GIT_OBJECT_BLOB) != 0) {
+    const git_error* e = git_error_last();
+    throw std::runtime_error(std::string("git_odb_hash failed: ") + (e ? e->message : "?"));
+  }
+  char hex[GIT_OID_HEXSZ + 1];
+  git_oid_tostr(hex, sizeof hex, &oid);
+  return hex;
+}
+
+int run_capture(const std::vector<std::string>& argv, std::string* output) {
+  output->clear();
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    *output = std::string("pipe: ") + std::strerror(errno);
+    return -1;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    *output = "cannot run " + argv[0] + ": " + std::strerror(rc);
+    return -1;
+  }
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n > 0) {
+      output->append(buf, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+HostCompiler::HostCompiler() {
+  const char* env = std::getenv("CXX");
+  cxx_ = split_ws(env && *env ? env : "c++");
+  if (cxx_.empty()) cxx_ = {"c++"};
+  std::vector<std::string> argv = cxx_;
+  argv.push_back("--version");
+  std::string out;
+  int rc = run_capture(argv, &out);
+  version_ = rc == 0 ? out.substr(0, out.find('\n')) : "unknown (" + out + ")";
+}
+
+std::string HostCompiler::include_dir() {
+  if (const char* e = std::getenv("KGATE_INCLUDE_DIR"); e && *e) return e;
+#ifdef KGATE_SOURCE_DIR
+  return std::string(KGATE_SOURCE_DIR) + "/harness/include";
+#else
+  return "";
+#endif
+}
+
+std::vector<std::string> HostCompiler::base_flags(const std::string& source_dir) const {
+  std::vector<std::string> f = {"-O3",    "-march=native", "-std=c++17",
+                                "-shared", "-fPIC",        "-Wl,-z,defs",
+                                "-I" + include_dir()};
+  if (!source_dir.empty()) {
+    f.push_back("-iquote");
+    f.push_back(source_dir);
+  }
+  return f;
+}
+
+HostCompileOutput HostCompiler::compile(const HostCompileRequest& req) {
+  auto t0 = std::chrono::steady_clock::now();
+  HostCompileOutput out;
+  auto finish = [&]() {
+    out.compile_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    out.log = trim_log(out.log);
+    return out;
+  };
+
+  std::string inc = include_dir();
+  if (inc.empty() || !fs::exists(fs::path(inc) / "kgate" / "kernel.h")) {
+    out.log = "kgate/kernel.h not found under '" + inc +
+              "' (set KGATE_INCLUDE_DIR to the directory holding kgate/kernel.h)";
+    return finish();
+  }
+
+  std::vector<std::string> flags = base_flags(req.source_dir);
+  for (const auto& [name, value] : req.defines) flags.push_back("-D" + name + "=" + value);
+
+  // The key covers everything that changes the object: the text, the flags (defines
+  // included), the compiler, and the ABI header the text includes.
+  std::string key = kCacheKeyVersion;
+  key += '\0';
+  for (const auto& c : cxx_) key += c + '\0';
+  key += version_ + '\0';
+  for (const auto& f : flags) key += f + '\0';
+  key += read_file(inc + "/kgate/kernel.h") + '\0';
+  key += req.text;
+  std::string hash = content_hash(key);
+
+  fs::path dir = fs::path(req.cache_dir.empty() ? default_cache_dir() : req.cache_dir) / "host";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    out.log = "cannot create cache directory " + dir.string() + ": " + ec.message();
+    return finish();
+  }
+  fs::path so = dir / (hash + ".so");
+  out.so_path = so.string();
+  if (fs::exists(so)) {
+    out.ok = true;
+    out.cache_hit = true;
+    out.log = read_file((dir / (hash + ".log")).string());
+    return finish();
+  }
+
+  std::string sfx = temp_suffix();
+  fs::path src_tmp = dir / (hash + ".cpp" + sfx);
+  fs::path so_tmp = dir / (hash + ".so" + sfx);
+  if (!write_file(src_tmp.string(), req.text)) {
+    out.log = "cannot write " + src_tmp.string();
+    return finish();
+  }
+  std::vector<std::string> argv = cxx_;
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back("-o");
+  argv.push_back(so_tmp.string());
+  // -x c++ so the temp suffix does not hide the language from the driver.
+  argv.push_back("-x");
+  argv.push_back("c++");
+  argv.push_back(src_tmp.string());
+
+  std::string log;
+  int rc = run_capture(argv, &log);
+  if (rc != 0 || !fs::exists(so_tmp)) {
+    std::string cmd;
+    for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
+    out.log = log + (log.empty() || log.back() == '\n' ? "" : "\n") + "[kgate] compiler exited " +
+              std::to_string(rc) + ": " + cmd + "\n";
+    fs::remove(src_tmp, ec);
+    fs::remove(so_tmp, ec);
+    out.so_path.clear();
+    return finish();
+  }
+  // Log and source first, the object last: a present .so means a complete entry.
+  write_file((dir / (hash + ".log" + sfx)).string(), log);
+  fs::rename(dir / (hash + ".log" + sfx), dir / (hash + ".log"), ec);
+  fs::rename(src_tmp, dir / (hash + ".cpp"), ec);
+  fs::rename(so_tmp, so, ec);
+  if (ec) {
+    out.log = log + "[kgate] cannot move the object into the cache: " + ec.message() + "\n";
+    fs::remove(so_tmp, ec);
+    out.so_path.clear();
+    return finish();
+  }
+  out.ok = true;
+  out.log = log;
+  return finish();
+}
+
+}  // namespace kgate::native

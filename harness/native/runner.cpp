@@ -1,0 +1,434 @@
+#include "native/runner.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+#include <set>
+
+#include "core/log.h"
+#include "kgate/build_info.h"
+#include "native/device_buffer.h"
+
+namespace kgate::native {
+namespace fs = std::filesystem;
+using protocol::ErrorKind;
+using protocol::Json;
+
+namespace {
+
+// A request the runner answers with ok:false.
+struct RequestError {
+  ErrorKind kind;
+  std::string message;
+};
+
+[[noreturn]] void bad_request(const std::string& m) { throw RequestError{ErrorKind::kBadRequest, m}; }
+
+// Typed params; a field of the wrong type is the orchestrator's bug: bad_request.
+template <typename T>
+T parse_params(const Json& p, const char* op) {
+  if (!p.is_object()) bad_request(std::string(op) + ": params must be a JSON object");
+  try {
+    return p.get<T>();
+  } catch (const Json::exception& e) {
+    bad_request(std::string(op) + ": bad params: " + e.what());
+  }
+}
+
+void require(const Json& p, const char* op, const char* field, Json::value_t type) {
+  if (!p.contains(field)) bad_request(std::string(op) + ": missing required field \"" + field + "\"");
+  const Json& v = p.at(field);
+  bool ok = v.type() == type ||
+            (type == Json::value_t::number_integer && v.is_number_unsigned());
+  if (!ok) bad_request(std::string(op) + ": field \"" + field + "\" has the wrong type");
+}
+
+bool valid_slot(const std::string& s) {
+  static const std::regex re("[A-Za-z_][A-Za-z0-9_.-]*");
+  return std::regex_match(s, re);
+}
+
+bool valid_macro_name(const std::string& s) {
+  static const std::regex re("[A-Za-z_][A-Za-z0-9_]*");
+  return std::regex_match(s, re);
+}
+
+std::string self_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : exe.parent_path().string();
+}
+
+}  // namespace
+
+// ---- backend selection ----------------------------------------------------------------
+
+std::unique_ptr<Backend> make_backend(const protocol::HelloParams& p, std::string* err,
+                                      const std::string& plugin_dir) {
+  if (p.backend == "host") return make_host_backend();
+  if (p.backend != "cuda") {
+    *err = "unknown backend \"" + p.backend + "\"";
+    return nullptr;
+  }
+  // The plugin is loaded once per process and never unloaded: backends live in its code.
+  static void* handle = nullptr;
+  std::string path = (plugin_dir.empty() ? self_dir() : plugin_dir) + "/" + kCudaPluginName;
+  if (!handle) {
+    handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* e = ::dlerror();
+      *err = "cuda backend unavailable: " + std::string(e ? e : "cannot load " + path);
+      return nullptr;
+    }
+  }
+  ::dlerror();
+  auto create = reinterpret_cast<CreateCudaBackendFn>(::dlsym(handle, kCudaPluginEntry));
+  if (!create) {
+    *err = "cuda backend unavailable: " + path + " does not export " + kCudaPluginEntry;
+    return nullptr;
+  }
+  std::string why;
+  Backend* b = nullptr;
+  try {
+    b = create(p.device_index, &why);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  if (!b) {
+    *err = "cuda backend unavailable: " + (why.empty() ? std::string("no device") : why);
+    return nullptr;
+  }
+  return std::unique_ptr<Backend>(b);
+}
+
+// ---- Runner ---------------------------------------------------------------------------
+
+Runner::Runner(RunnerOptions opts) : opts_(std::move(opts)) {
+  if (!opts_.backend_factory) {
+    opts_.backend_factory = [](const protocol::HelloParams& p, std::string* err) {
+      return make_backend(p, err);
+    };
+  }
+  cache_dir_ = default_cache_dir();
+}
+
+Runner::~Runner() {
+  // Modules before the backend that made them.
+  slots_.clear();
+}
+
+std::string Runner::handle(const std::string& line) {
+  if (line.find_first_not_of(" \t\r\n") == std::string::npos) return "";
+  protocol::Request req;
+  std::string perr;
+  if (!protocol::parse_request(line, &req, &perr)) {
+    // Answer with the id when one can be read, so the orchestrator can match it.
+    int64_t id = 0;
+    Json j = Json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("id") && j["id"].is_number_integer()) id = j["id"].get<int64_t>();
+    return protocol::make_error(id, ErrorKind::kBadRequest, perr);
+  }
+  try {
+    return protocol::make_ok(req.id, dispatch(req));
+  } catch (const RequestError& e) {
+    return protocol::make_error(req.id, e.kind, e.message);
+  } catch (const DeviceFault& e) {
+    // The device is poisoned for this process: answer, then exit so a fresh runner starts.
+    done_ = true;
+    exit_code_ = kRunnerExitDeviceFault;
+    log::error(std::string("device fault, exiting: ") + e.what());
+    return protocol::make_error(req.id, ErrorKind::kInternal, std::string("device fault: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return protocol::make_error(req.id, ErrorKind::kInternal, req.op + ": out of memory");
+  } catch (const std::exception& e) {
+    return protocol::make_error(req.id, ErrorKind::kInternal, req.op + ": " + e.what());
+  }
+}
+
+Json Runner::dispatch(const protocol::Request& req) {
+  const Json& p = req.params;
+  if (req.op == "hello") return do_hello(p);
+  if (req.op == "load_problem") return do_load_problem(p);
+  if (req.op == "compile") return do_compile(p);
+  if (req.op == "check") return do_check(p);
+  if (req.op == "time") return do_time(p);
+  if (req.op == "shutdown") {
+    done_ = true;
+    exit_code_ = kRunnerExitOk;
+    return Json::object();
+  }
+  bad_request("unknown op \"" + req.op +
+              "\" (known: hello, load_problem, compile, check, time, shutdown)");
+}
+
+Backend& Runner::backend() {
+  if (!backend_) backend_ = make_host_backend();
+  return *backend_;
+}
+
+HostCompiler* Runner::host_compiler() {
+  if (!host_compiler_) host_compiler_ = std::make_unique<HostCompiler>();
+  return host_compiler_.get();
+}
+
+void Runner::drop_slots() { slots_.clear(); }
+
+const ops::Op& Runner::op() const {
+  if (!op_) throw RequestError{ErrorKind::kNoProblem, "no problem loaded (send load_problem first)"};
+  return *op_;
+}
+
+const Module& Runner::slot_module(const std::string& slot) const {
+  auto it = slots_.find(slot);
+  if (it == slots_.end() || !it->second) {
+    throw RequestError{ErrorKind::kNoCandidate,
+                       "slot \"" + slot + "\" holds no compiled module (send compile first)"};
+  }
+  return *it->second;
+}
+
+Json Runner::do_hello(const Json& p) {
+  auto hp = parse_params<protocol::HelloParams>(p, "hello");
+  if (hp.backend != "host" && hp.backend != "cuda") {
+    bad_request("hello: backend must be \"host\" or \"cuda\", not \"" + hp.backend + "\"");
+  }
+  std::string err;
+  std::unique_ptr<Backend> b;
+  try {
+    b = opts_.backend_factory(hp, &err);
+  } catch (const std::exception& e) {
+    err = e.what();
+  }
+  if (!b) throw RequestError{ErrorKind::kUnsupported, err.empty() ? "backend unavailable" : err};
+  drop_slots();  // modules belong to the backend that compiled them
+  backend_ = std::move(b);
+  cache_dir_ = hp.cache_dir.empty() ? default_cache_dir() : hp.cache_dir;
+
+  protocol::HelloResult r;
+  r.runner = "kgate-native";
+  r.version = std::string(build::kVersion) + " (" + build::kGitSha + ")";
+  r.protocol = protocol::kVersion;
+  r.backend = backend_->name();
+  r.device = backend_->device_info();
+  return r;
+}
+
+Json Runner::do_load_problem(const Json& p) {
+  require(p, "load_problem", "problem", Json::value_t::object);
+  auto spec = parse_params<protocol::ProblemSpec>(p.at("problem"), "load_problem");
+  if (spec.kind != "native") {
+    throw RequestError{ErrorKind::kUnsupported,
+                       "kgate-native runs native problems; \"" + spec.kind +
+                           "\" problems go to the python worker"};
+  }
+  if (spec.op.empty()) bad_request("load_problem: problem.op is required");
+  const ops::Op* op = ops::find_op(spec.op);
+  if (!op) {
+    std::string known;
+    for (const auto& n : ops::op_names()) known += (known.empty() ? "" : ", ") + n;
+    bad_request("load_problem: unknown op \"" + spec.op + "\" (known: " + known + ")");
+  }
+  std::unique_ptr<UserReference> ref;
+  if (!spec.reference_source.empty()) {
+    std::string err;
+    ref = UserReference::load(spec.reference_source, cache_dir_, *host_compiler(), &err);
+    if (!ref) bad_request("load_problem: " + err);
+  }
+  bool same = problem_ && problem_->id == spec.id && problem_->op == spec.op &&
+              problem_->reference_source == spec.reference_source;
+  if (!same) {
+    drop_slots();
+    cases_.clear();
+    case_lru_.clear();
+    case_bytes_ = 0;
+  }
+  problem_ = spec;
+  op_ = op;
+  reference_ = std::move(ref);
+
+  protocol::LoadProblemResult r;
+  for (const auto& d : op->inputs()) {
+    r.inputs.push_back({d.name, d.fixed_dtype ? std::string(to_string(*d.fixed_dtype)) : "case"});
+  }
+  for (const auto& d : op->outputs()) {
+    r.outputs.push_back({d.name, d.fixed_dtype ? std::string(to_string(*d.fixed_dtype)) : "case"});
+  }
+  return r;
+}
+
+Json Runner::do_compile(const Json& p) {
+  require(p, "compile", "source_path", Json::value_t::string);
+  auto cp = parse_params<protocol::CompileParams>(p, "compile");
+  if (!valid_slot(cp.slot)) bad_request("compile: bad slot name \"" + cp.slot + "\"");
+  for (const auto& [name, value] : cp.defines) {
+    if (!valid_macro_name(name)) bad_request("compile: bad define name \"" + name + "\"");
+    if (value.find('\n') != std::string::npos) bad_request("compile: define " + name + " has a newline");
+  }
+  std::shared_ptr<Module> m;
+  slots_.erase(cp.slot);  // a failed compile leaves the slot empty, never the old module
+  protocol::CompileResult r = backend().compile(cp.source_path, cp.defines, cache_dir_, &m);
+  if (r.compiled && m) slots_[cp.slot] = std::move(m);
+  return r;
+}
+
+const CaseData& Runner::case_data(const protocol::CheckCase& c) {
+  std::string key = case_key(c);
+  auto it = cases_.find(key);
+  if (it != cases_.end()) {
+    case_lru_.remove(key);
+    case_lru_.push_front(key);
+    return it->second;
+  }
+  CaseData d = make_case_data(op(), reference_.get(), c);
+  std::size_t sz = d.bytes();
+  // Evict the least recently used cases, keeping at least the one being added.
+  while (!case_lru_.empty() && case_bytes_ + sz > opts_.case_cache_bytes) {
+    auto old = cases_.find(case_lru_.back());
+    case_bytes_ -= old->second.bytes();
+    cases_.erase(old);
+    case_lru_.pop_back();
+  }
+  case_bytes_ += sz;
+  case_lru_.push_front(key);
+  return cases_.emplace(key, std::move(d)).first->second;
+}
+
+Json Runner::do_check(const Json& p) {
+  require(p, "check", "cases", Json::value_t::array);
+  auto cp = parse_params<protocol::CheckParams>(p, "check");
+  const ops::Op& o = op();
+  const Module& m = slot_module(cp.slot);
+  protocol::CheckResult r;
+  const Json& raw_cases = p.at("cases");
+  for (std::size_t i = 0; i < cp.cases.size(); ++i) {
+    protocol::CheckCase c = cp.cases[i];
+    // Tolerances left out of the request default to the op's for the dtype.
+    if (!raw_cases[i].contains("atol") && !raw_cases[i].contains("rtol")) {
+      if (auto dt = parse_dtype(c.dtype)) {
+        auto tol = o.default_tolerance(*dt);
+        c.atol = tol.atol;
+        c.rtol = tol.rtol;
+      }
+    }
+    try {
+      const CaseData& data = case_data(c);
+      r.cases.push_back(check_case(backend(), m, o, c, data));
+    } catch (const BadCase& e) {
+      bad_request("check: case \"" + c.case_id + "\": " + e.what());
+    }
+  }
+  return r;
+}
+
+Json Runner::do_time(const Json& p) {
+  auto tp = parse_params<protocol::TimeParams>(p, "time");
+  const ops::Op& o = op();
+  if (tp.slots.empty()) bad_request("time: slots is empty");
+  std::set<std::string> seen;
+  for (const auto& s : tp.slots) {
+    if (!seen.insert(s).second) bad_request("time: slot \"" + s + "\" listed twice");
+    slot_module(s);
+  }
+  auto dtype = parse_dtype(tp.dtype);
+  if (!dtype) bad_request("time: unknown dtype \"" + tp.dtype + "\"");
+  for (const auto& d : o.dims()) {
+    if (!tp.dims.count(d)) bad_request("time: op " + std::string(o.name()) + " needs dim " + d);
+  }
+  if (std::string why = o.check_dims(tp.dims); !why.empty()) bad_request("time: " + why);
+  if (tp.input_sets < 1) bad_request("time: input_sets must be >= 1");
+  if (tp.max_samples < 1) bad_request("time: max_samples must be >= 1");
+  if (!(tp.max_time_s > 0)) bad_request("time: max_time_s must be > 0");
+
+  Backend& b = backend();
+  std::vector<DeviceBuffer> buffers;
+  buffers.reserve(static_cast<std::size_t>(tp.input_sets) * (o.inputs().size() + tp.slots.size() * o.outputs().size()));
+  std::vector<TimedCall> calls(tp.slots.size());
+  for (std::size_t k = 0; k < tp.slots.size(); ++k) {
+    calls[k].slot = tp.slots[k];
+    calls[k].module = &slot_module(tp.slots[k]);
+  }
+  const auto out_decls = o.outputs();
+  for (int s = 0; s < tp.input_sets; ++s) {
+    // Every slot sees the same inputs; each set is drawn fresh so no slot times a
+    // cache-resident copy of the previous call's data.
+    auto inputs = o.make_inputs(tp.dims, *dtype, tp.seed + static_cast<uint64_t>(s),
+                                ops::Distribution::kNormal);
+    std::vector<kgate_tensor> in_desc;
+    for (const auto& t : inputs) {
+      buffers.emplace_back(b, t.bytes.size());
+      b.to_device(buffers.back().get(), t.bytes.data(), t.bytes.size());
+      in_desc.push_back(describe(t, buffers.back().get()));
+    }
+    for (auto& call : calls) {
+      std::vector<kgate_tensor> out_desc;
+      for (const auto& d : out_decls) {
+        auto t = ops::HostTensor::make(d.fixed_dtype ? *d.fixed_dtype : *dtype, o.shape_of(d, tp.dims));
+        buffers.emplace_back(b, t.bytes.size());
+        b.to_device(buffers.back().get(), t.bytes.data(), t.bytes.size());
+        out_desc.push_back(describe(t, buffers.back().get()));
+      }
+      call.input_sets.push_back(in_desc);
+      call.output_sets.push_back(std::move(out_desc));
+    }
+  }
+  protocol::TimeResult r = b.time(calls, tp);
+  r.min_bytes = o.min_bytes(tp.dims, *dtype);
+  r.flops = o.flops(tp.dims);
+  return r;
+}
+
+// ---- serve ----------------------------------------------------------------------------
+
+namespace {
+bool write_all(int fd, const std::string& s) {
+  std::size_t off = 0;
+  while (off < s.size()) {
+    ssize_t n = ::write(fd, s.data() + off, s.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+}  // namespace
+
+int serve(Runner& runner, int in_fd, int out_fd) {
+  std::string buf;
+  char chunk[65536];
+  bool eof = false;
+  while (!eof) {
+    ssize_t n = ::read(in_fd, chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      log::error(std::string("kgate-native: reading requests: ") + std::strerror(errno));
+      return kRunnerExitIoError;
+    }
+    if (n == 0) {
+      eof = true;
+      if (!buf.empty()) buf += '\n';  // a final request without its newline still counts
+    } else {
+      buf.append(chunk, static_cast<std::size_t>(n));
+    }
+    std::size_t start = 0, nl;
+    while ((nl = buf.find('\n', start)) != std::string::npos) {
+      std::string line = buf.substr(start, nl - start);
+      start = nl + 1;
+      std::string resp = runner.handle(line);
+      if (!resp.empty() && !write_all(out_fd, resp + "\n")) {
+        log::error(std::string("kgate-native: writing a response: ") + std::strerror(errno));
+        return kRunnerExitIoError;
+      }
+      if (runner.done()) return runner.exit_code();
+    }
+    buf.erase(0, start);
+  }
+  return kRunnerExitOk;
+}
+
+}  // namespace kgate::native

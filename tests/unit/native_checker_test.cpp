@@ -1,0 +1,193 @@
+#include "native/checker.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+
+#include "native/host_backend.h"
+#include "native_fixture_match.h"
+
+namespace kgate::native {
+namespace {
+namespace fs = std::filesystem;
+
+ops::HostTensor vec(DType dt, std::vector<double> v) {
+  auto t = ops::HostTensor::make(dt, {static_cast<int64_t>(v.size())});
+  for (std::size_t i = 0; i < v.size(); ++i) t.set(static_cast<int64_t>(i), v[i]);
+  return t;
+}
+
+TEST(NativeCompareOutput, ExactMatchHasNoError) {
+  auto want = vec(DType::kF64, {1, 2, 3});
+  auto got = vec(DType::kF32, {1, 2, 3});
+  auto e = compare_output("y", got, want, 0, 0);
+  EXPECT_EQ(e.over_tol, 0);
+  EXPECT_EQ(e.max_abs_err, 0);
+  EXPECT_EQ(e.rel_l2_err, 0);
+  EXPECT_EQ(e.unwritten, 0);
+  EXPECT_EQ(e.worst_kind, "finite");
+}
+
+TEST(NativeCompareOutput, CountsErrorsAgainstTolerance) {
+  auto want = vec(DType::kF64, {1, 2, 4, 0});
+  auto got = vec(DType::kF64, {1.001, 2, 4.5, 0});
+  auto e = compare_output("y", got, want, 0.01, 0.0);
+  EXPECT_EQ(e.over_tol, 1);
+  EXPECT_DOUBLE_EQ(e.max_abs_err, 0.5);
+  EXPECT_DOUBLE_EQ(e.max_rel_err, 0.125);
+  EXPECT_EQ(e.worst_index, 2);
+  EXPECT_DOUBLE_EQ(e.worst_got, 4.5);
+  EXPECT_DOUBLE_EQ(e.worst_want, 4);
+  EXPECT_NEAR(e.rel_l2_err, std::sqrt(0.001 * 0.001 + 0.25) / std::sqrt(21.0), 1e-12);
+  // rtol scales with |want|: 0.5 <= 0.2 * 4 passes.
+  EXPECT_EQ(compare_output("y", got, want, 0, 0.2).over_tol, 0);
+}
+
+TEST(NativeCompareOutput, PoisonCountsAsUnwrittenNotNan) {
+  auto want = vec(DType::kF64, {1, 2, 3});
+  auto got = vec(DType::kF32, {1, 2, 3});
+  fill_poison(got);
+  got.set(0, 1);
+  // A candidate-made NaN (not the poison payload) is a NaN.
+  float qnan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(got.bytes.data() + 4, &qnan, 4);
+  auto e = compare_output("y", got, want, 1e-3, 1e-3);
+  EXPECT_EQ(e.unwritten, 1);
+  EXPECT_EQ(e.nan, 1);
+  EXPECT_EQ(e.over_tol, 2);
+  EXPECT_EQ(e.worst_index, 1);
+  EXPECT_EQ(e.worst_kind, "nan");
+  EXPECT_EQ(e.worst_got, 0);
+}
+
+TEST(NativeCompareOutput, PoisonPatternsAreNanForEveryFloatDtype) {
+  for (DType d : {DType::kF16, DType::kBF16, DType::kF32, DType::kF64}) {
+    auto t = ops::HostTensor::make(d, {2});
+    fill_poison(t);
+    EXPECT_TRUE(std::isnan(t.get(0))) << to_string(d);
+    EXPECT_TRUE(std::isnan(t.get(1))) << to_string(d);
+  }
+  auto i = ops::HostTensor::make(DType::kI32, {1});
+  fill_poison(i);
+  EXPECT_EQ(i.get(0), static_cast<double>(static_cast<int32_t>(0xDEADBEEFu)));
+}
+
+TEST(NativeCompareOutput, InfAndNonFiniteTruth) {
+  auto want = vec(DType::kF64, {1, std::numeric_limits<double>::infinity(), 3});
+  auto got = vec(DType::kF64, {-std::numeric_limits<double>::infinity(),
+                               std::numeric_limits<double>::infinity(), 3});
+  auto e = compare_output("y", got, want, 0, 0);
+  EXPECT_EQ(e.inf, 1);
+  EXPECT_EQ(e.truth_nonfinite, 1);
+  EXPECT_EQ(e.over_tol, 1);
+  EXPECT_EQ(e.worst_kind, "-inf");
+}
+
+// ---- whole cases on the host backend, softmax ----------------------------------------
+
+class NativeChecker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cache_ = testing::make_temp_dir("chk");
+    op_ = ops::find_op("softmax");
+    ASSERT_NE(op_, nullptr);
+    c_.case_id = "t";
+    c_.seed = 7;
+    c_.dims = {{"R", 5}, {"C", 67}};
+    c_.dtype = "f32";
+    c_.dist = "normal";
+    c_.repeats = 3;
+    c_.atol = 1e-6;
+    c_.rtol = 1e-5;
+  }
+  void TearDown() override { fs::remove_all(cache_); }
+  protocol::CaseResult check(const std::string& file) {
+    std::shared_ptr<Module> m;
+    auto r = backend_.compile(std::string(KGATE_TEST_DATA) + "/candidates/runner/" + file, {},
+                              cache_, &m);
+    EXPECT_TRUE(r.compiled) << r.log;
+    if (!m) return {};
+    auto data = make_case_data(*op_, nullptr, c_);
+    return check_case(backend_, *m, *op_, c_, data);
+  }
+  HostBackend backend_;
+  std::string cache_;
+  const ops::Op* op_ = nullptr;
+  protocol::CheckCase c_;
+};
+
+TEST_F(NativeChecker, CorrectCandidatePasses) {
+  auto r = check("softmax_ok.cpp");
+  ASSERT_EQ(r.outputs.size(), 1u);
+  const auto& y = r.outputs[0];
+  EXPECT_EQ(y.name, "y");
+  EXPECT_EQ(y.over_tol, 0);
+  EXPECT_EQ(y.unwritten, 0);
+  EXPECT_EQ(y.nan, 0);
+  EXPECT_LT(y.rel_l2_err, 1e-6);
+  EXPECT_GT(y.rel_l2_err, 0);  // f32 rounding is visible against the f64 truth
+  EXPECT_EQ(r.return_code, 0);
+  EXPECT_FALSE(r.inputs_modified);
+  EXPECT_TRUE(r.deterministic);
+  EXPECT_EQ(r.case_id, "t");
+}
+
+TEST_F(NativeChecker, WrongValuesAreOverTolerance) {
+  c_.atol = 0;  // tiny probabilities are 1% off too
+  auto r = check("softmax_wrong.cpp");
+  EXPECT_EQ(r.outputs[0].over_tol, 5 * 67);
+  EXPECT_NEAR(r.outputs[0].rel_l2_err, 0.01, 1e-4);
+  EXPECT_NEAR(r.outputs[0].max_rel_err, 0.01, 1e-4);
+}
+
+TEST_F(NativeChecker, UnwrittenElementsAreCounted) {
+  auto r = check("softmax_unwritten.cpp");
+  EXPECT_EQ(r.outputs[0].unwritten, 5);
+  EXPECT_EQ(r.outputs[0].nan, 0);
+  EXPECT_EQ(r.outputs[0].over_tol, 5);
+  EXPECT_EQ(r.outputs[0].worst_kind, "unwritten");
+  EXPECT_EQ(r.outputs[0].worst_index, 66);
+}
+
+TEST_F(NativeChecker, InputMutationIsDetected) {
+  auto r = check("softmax_mutates_input.cpp");
+  EXPECT_TRUE(r.inputs_modified);
+  EXPECT_EQ(r.outputs[0].over_tol, 0);
+}
+
+TEST_F(NativeChecker, NondeterminismIsDetected) {
+  auto r = check("softmax_nondeterministic.cpp");
+  EXPECT_FALSE(r.deterministic);
+  EXPECT_GE(r.outputs[0].over_tol, 1);
+}
+
+TEST_F(NativeChecker, NonZeroReturnIsReported) {
+  auto r = check("softmax_return_code.cpp");
+  EXPECT_EQ(r.return_code, 7);
+}
+
+TEST_F(NativeChecker, HalfPrecisionCandidateWithinLooseTolerance) {
+  c_.dtype = "f16";
+  c_.atol = 1e-3;
+  c_.rtol = 1e-2;
+  auto r = check("softmax_ok.cpp");
+  EXPECT_EQ(r.outputs[0].over_tol, 0);
+  EXPECT_GT(r.outputs[0].rel_l2_err, 1e-5);  // f16 rounding
+}
+
+TEST_F(NativeChecker, BadCasesAreRejected) {
+  c_.dtype = "f8";
+  EXPECT_THROW(make_case_data(*op_, nullptr, c_), BadCase);
+  c_.dtype = "f32";
+  c_.dist = "cauchy";
+  EXPECT_THROW(make_case_data(*op_, nullptr, c_), BadCase);
+  c_.dist = "normal";
+  c_.dims = {{"R", 5}};
+  EXPECT_THROW(make_case_data(*op_, nullptr, c_), BadCase);
+}
+
+}  // namespace
+}  // namespace kgate::native
