@@ -185,10 +185,11 @@ struct TimeResult {
   double min_bytes = 0;
   double flops = 0;
   double elapsed_s = 0;
+  std::string timer_note;  // why the timer is not the usual one, e.g. graph capture failed
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeResult, samples_us, timer, batch,
                                                 dropped_throttled, clock_mhz, side_stream_work,
-                                                min_bytes, flops, elapsed_s)
+                                                min_bytes, flops, elapsed_s, timer_note)
 
 // ---- envelope -------------------------------------------------------------------------
 struct Request {
