@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "cuda_fixture.h"
+#include "stats/descriptive.h"
 
 namespace kgate::gpu_test {
 namespace {
@@ -137,6 +138,11 @@ TEST_F(CudaTest, AATimingOfOneStarterAgrees) {
   double ma = median(r.samples_us["candidate"]), mb = median(r.samples_us["baseline"]);
   std::printf("A/A softmax 4096^2 f32: %.2f / %.2f us, %zu+%zu samples, timer %s, dropped %d\n", ma, mb,
               r.samples_us["candidate"].size(), r.samples_us["baseline"].size(), r.timer.c_str(), r.dropped_throttled);
+  for (const auto& [slot, v] : r.samples_us) {
+    stats::Summary s = stats::summarize(v);
+    std::printf("A/A %s: n %zu, p05 %.2f, median %.2f, p95 %.2f, max %.2f, rse %.4f, elapsed %.2f s\n",
+                slot.c_str(), s.n, s.p05, s.median, s.p95, s.max, s.median_rse, r.elapsed_s);
+  }
   EXPECT_EQ(r.timer, "cuda_event");
   EXPECT_EQ(r.batch, 1);
   EXPECT_FALSE(r.side_stream_work);

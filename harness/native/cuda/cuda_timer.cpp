@@ -10,35 +10,9 @@
 #include "core/error.h"
 #include "native/cuda/cuda_check.h"
 #include "native/cuda/nvml_clock.h"
+#include "stats/descriptive.h"
 
 namespace kgate::native::cuda {
-
-// ---- statistics ------------------------------------------------------------------------
-double median_of(const std::vector<double>& samples) {
-  if (samples.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::vector<double> s = samples;
-  std::sort(s.begin(), s.end());
-  std::size_t n = s.size();
-  return n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
-
-double median_rse_of(const std::vector<double>& samples) {
-  // Distribution-free: the order-statistic 95% interval of the median, x_(j)..x_(k) with
-  // j, k = n/2 -/+ 0.98 sqrt(n), has half-width ~1.96 standard errors.
-  std::size_t n = samples.size();
-  if (n < 3) return std::numeric_limits<double>::infinity();
-  std::vector<double> s = samples;
-  std::sort(s.begin(), s.end());
-  double med = n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-  double half = 0.98 * std::sqrt(static_cast<double>(n));
-  auto lo = static_cast<std::ptrdiff_t>(std::floor(n / 2.0 - half));
-  auto hi = static_cast<std::ptrdiff_t>(std::ceil(n / 2.0 + half));
-  lo = std::clamp<std::ptrdiff_t>(lo, 0, static_cast<std::ptrdiff_t>(n) - 1);
-  hi = std::clamp<std::ptrdiff_t>(hi, 0, static_cast<std::ptrdiff_t>(n) - 1);
-  if (med == 0) return std::numeric_limits<double>::infinity();
-  double se = (s[static_cast<std::size_t>(hi)] - s[static_cast<std::size_t>(lo)]) / (2 * 1.96);
-  return se / std::fabs(med);
-}
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -144,7 +118,7 @@ class Sampler {
       sync_context();
       t.push_back(us_since(t0));
     }
-    sync_baseline_us_ = median_of(t);
+    sync_baseline_us_ = stats::median(t);
     // Work the candidate leaves running elsewhere keeps cuCtxSynchronize waiting well past
     // its idle cost; host jitter alone stays under this margin nearly always, and a
     // verdict needs a quarter of the samples to agree (see flagged()).
@@ -281,7 +255,7 @@ protocol::TimeResult CudaTimer::time(std::vector<TimedCall>& calls,
   for (Slot& s : slots) {
     std::vector<double> t;
     for (std::size_t k = 0; k < 5; ++k) t.push_back(sampler.sample(s, k, false, 1));
-    probe_min_us = std::min(probe_min_us, median_of(t));
+    probe_min_us = std::min(probe_min_us, stats::median(t));
   }
   bool use_graph = false;
   int batch = 1;
@@ -343,7 +317,7 @@ protocol::TimeResult CudaTimer::time(std::vector<TimedCall>& calls,
     if (enough && round % 4 == 3) {
       bool quiet = true;
       for (const Slot& s : slots)
-        if (median_rse_of(s.samples_us) > params.target_rse) quiet = false;
+        if (stats::median_rse(s.samples_us) > params.target_rse) quiet = false;
       if (quiet) break;
     }
   }

@@ -41,8 +41,4 @@ class CudaTimer {
   TimerDevice dev_;
 };
 
-// Relative standard error of the median (kgate::stats when it is available).
-double median_rse_of(const std::vector<double>& samples);
-double median_of(const std::vector<double>& samples);
-
 }  // namespace kgate::native::cuda
