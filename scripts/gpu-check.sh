@@ -2,10 +2,10 @@
 # Runs kgate's GPU tests on a GPU machine and prints a summary table last.
 #   scripts/gpu-check.sh                          configure + build here (build-gpu/), then
 #                                                 ctest -L gpu
-#   KGATE_PREBUILT=DIR scripts/gpu-check.sh       use a build made elsewhere and packed with
-#                                                 scripts/gpu-pack.sh (DIR/lib goes on
-#                                                 LD_LIBRARY_PATH); each gpu test runs in its
-#                                                 own process, as ctest would
+#   KGATE_PREBUILT=DIR scripts/gpu-check.sh       use a build made elsewhere: a build tree,
+#                                                 or scripts/gpu-bundle.sh's bin/ + lib/
+#                                                 (DIR/lib goes on LD_LIBRARY_PATH); each gpu
+#                                                 test runs in its own process, as in ctest
 # Logs go to $OUT (default out/gpu-check). Exit status: 0 when every test passed.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,24 +32,36 @@ status=0
 if [ -n "${KGATE_PREBUILT:-}" ]; then
   BUILD=$(cd "$KGATE_PREBUILT" && pwd)
   export LD_LIBRARY_PATH="$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  export KGATE_CUDA_PLUGIN="$BUILD/libkgate_native_cuda.so"
-  BIN="$BUILD/tests/kgate_gpu_tests"
-  say "prebuilt: $BUILD"
+  # A build tree (tests/kgate_gpu_tests) or a bundle (bin/kgate_gpu_tests).
+  find_one() {
+    for p in "$BUILD/$1" "$BUILD/bin/$(basename "$1")"; do
+      [ -e "$p" ] && { echo "$p"; return 0; }
+    done
+    say "prebuilt $BUILD has no $1"; exit 3
+  }
+  BIN=$(find_one tests/kgate_gpu_tests) || exit 3
+  export KGATE_CUDA_PLUGIN
+  KGATE_CUDA_PLUGIN=$(find_one libkgate_native_cuda.so) || exit 3
+  say "prebuilt: $BUILD (tests $BIN, plugin $KGATE_CUDA_PLUGIN)"
   # One process per test (a device fault poisons its process, as in ctest).
   tests=$("$BIN" --gtest_list_tests | awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}')
   if [ -z "$tests" ]; then
     say "no tests listed by $BIN"; "$BIN" --gtest_list_tests; exit 3
   fi
+  : > "$OUT/tests.log"
   for t in $tests; do
     start=$(date +%s%N)
-    timeout 600 "$BIN" --gtest_filter="$t" > "$OUT/$t.log" 2>&1
+    one="$OUT/current-test.log"
+    timeout 600 "$BIN" --gtest_filter="$t" > "$one" 2>&1
     rc=$?
+    { echo "==== gpu.$t (exit $rc)"; cat "$one"; } >> "$OUT/tests.log"
     secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN {print (b - a) / 1e9}')
     if [ $rc -eq 0 ]; then res=PASS; else res="FAIL($rc)"; status=1; fi
     printf '%-60s %-9s %8.2fs\n' "gpu.$t" "$res" "$secs" >> "$SUMMARY"
-    grep -hE '^(device|A/A|tiny|uncapturable|side stream|starter)' "$OUT/$t.log" | sed 's/^/    /' >> "$SUMMARY" || true
-    [ $rc -ne 0 ] && sed 's/^/    | /' "$OUT/$t.log" | tail -40
+    grep -hE '^(device|A/A|tiny|uncapturable|side stream|starter)' "$one" | sed 's/^/    /' >> "$SUMMARY" || true
+    [ $rc -ne 0 ] && sed 's/^/    | /' "$one" | tail -40
   done
+  rm -f "$OUT/current-test.log"
 else
   BUILD="$ROOT/build-gpu"
   say "configure + build in $BUILD"

@@ -16,8 +16,11 @@ struct StarterCase {
   std::string op;
   std::string source;  // starter file stem
   std::vector<ops::Dims> shapes;
-  // Mixed row scales (1e3 / 1e-3) where the op's output stays representable; matmul and
-  // rotary mix scales inside one sum, which the op's f16 tolerance is not meant for.
+  // Mixed row scales (1e3 / 1e-3) where allclose with the op's tolerance is a fair test.
+  // Not for matmul and rotary (scales mix inside one sum) nor layernorm (w and b, being one
+  // row, are all 1e3-scale: y = xhat w + b cancels, and an f32 kernel's 1e-6 relative error
+  // in xhat becomes 1e-3 absolute; seen on the H200). The gates judge those by the float64
+  // error ratio against the baseline instead.
   bool mixed = true;
 };
 
@@ -108,7 +111,7 @@ TEST_P(StarterTest, MatchesFloat64Reference) {
 const std::vector<StarterCase> kCases = {
     {"softmax", "softmax", {{{"R", 64}, {"C", 1024}}, {{"R", 33}, {"C", 1023}}, {{"R", 7}, {"C", 50257}}, {{"R", 128}, {"C", 4097}}}},
     {"rmsnorm", "rmsnorm", {{{"R", 64}, {"C", 1024}}, {{"R", 33}, {"C", 1537}}, {{"R", 16}, {"C", 4097}}}},
-    {"layernorm", "layernorm", {{{"R", 64}, {"C", 1024}}, {{"R", 33}, {"C", 1537}}, {{"R", 16}, {"C", 5120}}}},
+    {"layernorm", "layernorm", {{{"R", 64}, {"C", 1024}}, {{"R", 33}, {"C", 1537}}, {{"R", 16}, {"C", 5120}}}, false},
     {"bias_gelu", "bias_gelu", {{{"R", 64}, {"C", 1024}}, {{"R", 31}, {"C", 1023}}, {{"R", 3}, {"C", 4097}}}},
     {"reduce_sum", "reduce_sum", {{{"R", 64}, {"C", 1024}}, {{"R", 33}, {"C", 1537}}, {{"R", 5}, {"C", 65537}}}},
     {"cross_entropy", "cross_entropy", {{{"R", 64}, {"V", 1000}}, {{"R", 1100}, {"V", 1023}}, {{"R", 9}, {"V", 50257}}}},
