@@ -24,6 +24,7 @@ say() { echo "[gpu-check] $*"; }
 cat "$OUT/environment.txt"
 
 export KGATE_SOURCE_DIR="$ROOT"
+export KGATE_REQUIRE_GPU=1  # a missing backend fails the tests instead of skipping them
 export KGATE_INCLUDE_DIR="$ROOT/harness/include"
 export KGATE_TEST_CACHE="${KGATE_TEST_CACHE:-$(mktemp -d /tmp/kgate-gpu-cache.XXXXXX)}"
 [ -x /usr/local/cuda/bin/nvcc ] && export KGATE_NVCC="${KGATE_NVCC:-/usr/local/cuda/bin/nvcc}"

@@ -60,7 +60,9 @@ class CudaTest : public ::testing::Test {
   void SetUp() override {
     std::string why;
     b_ = backend(&why);
-    // On the GPU machine a missing backend is a failure, not a skip.
+    // A plain `ctest` on a machine without a GPU skips these; scripts/gpu-check.sh sets
+    // KGATE_REQUIRE_GPU=1, where a missing backend is a failure.
+    if (b_ == nullptr && env_or("KGATE_REQUIRE_GPU", "0") != "1") GTEST_SKIP() << why;
     ASSERT_NE(b_, nullptr) << why;
   }
 
