@@ -192,11 +192,12 @@ struct TimeResult {
   double elapsed_s = 0;
   std::string stop_reason;  // "converged" | "max_time" | "max_samples"
   int return_code = 0;      // first non-zero kgate_run return seen while timing
+  std::string timer_note;   // why the timer is not the usual one, e.g. graph capture failed
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeResult, samples_us, timer, batch,
                                                 dropped_throttled, clock_mhz, side_stream_work,
                                                 min_bytes, flops, elapsed_s, stop_reason,
-                                                return_code)
+                                                return_code, timer_note)
 
 // ---- envelope -------------------------------------------------------------------------
 struct Request {

@@ -1,0 +1,96 @@
+// bias_gelu starter (kgate CUDA candidate): y = gelu_tanh(x + b[col]) with
+// gelu_tanh(u) = 0.5 u (1 + tanh(0.7978845608 (u + 0.044715 u^3))). Elementwise, one
+// vector of VEC elements per thread. f32/f16/bf16, f32 arithmetic.
+// kgate:tune BLOCK=[128,256,512,1024]
+// kgate:tune VEC=[1,2,4,8]
+#ifndef BLOCK
+#define BLOCK 256
+#endif
+#ifndef VEC
+#define VEC 4
+#endif
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <math.h>
+
+#include "kgate/kernel.h"
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T v[V]; };
+
+static bool contiguous(const kgate_tensor& t) {
+  int64_t expect = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expect) return false;
+    expect *= t.shape[d];
+  }
+  return true;
+}
+
+static bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+__device__ __forceinline__ float gelu_tanh(float u) {
+  return 0.5f * u * (1.f + tanhf(0.7978845608f * fmaf(0.044715f * u, u * u, u)));
+}
+
+template <typename T, int V>
+__global__ void __launch_bounds__(BLOCK) bias_gelu_kernel(const T* __restrict__ x, const T* __restrict__ b,
+                                                          T* __restrict__ y, int64_t n_vec, int64_t C) {
+  int64_t i = blockIdx.x * (int64_t)BLOCK + threadIdx.x;
+  if (i >= n_vec) return;
+  const int64_t col = (i * V) % C;  // the host picks V dividing C: a vector never spans rows
+  Pack<T, V> p = reinterpret_cast<const Pack<T, V>*>(x)[i];
+  Pack<T, V> g = *reinterpret_cast<const Pack<T, V>*>(b + col);
+  Pack<T, V> q;
+#pragma unroll
+  for (int k = 0; k < V; ++k) q.v[k] = from_f<T>(gelu_tanh(to_f(p.v[k]) + to_f(g.v[k])));
+  reinterpret_cast<Pack<T, V>*>(y)[i] = q;
+}
+
+template <typename T>
+static void launch(const kgate_tensor& x, const kgate_tensor& b, kgate_tensor& y, cudaStream_t stream) {
+  const int64_t R = x.shape[0], C = x.shape[1];
+  const T* xp = static_cast<const T*>(x.data);
+  const T* bp = static_cast<const T*>(b.data);
+  T* yp = static_cast<T*>(y.data);
+  const size_t a = sizeof(T) * VEC;
+  if (C % VEC == 0 && aligned(xp, a) && aligned(bp, a) && aligned(yp, a)) {
+    int64_t nv = R * C / VEC;
+    bias_gelu_kernel<T, VEC><<<(unsigned)((nv + BLOCK - 1) / BLOCK), BLOCK, 0, stream>>>(xp, bp, yp, nv, C);
+  } else {
+    int64_t nv = R * C;
+    bias_gelu_kernel<T, 1><<<(unsigned)((nv + BLOCK - 1) / BLOCK), BLOCK, 0, stream>>>(xp, bp, yp, nv, C);
+  }
+}
+
+extern "C" int kgate_run(const kgate_tensor* inputs, int32_t n_inputs, kgate_tensor* outputs,
+                         int32_t n_outputs, void* stream) {
+  if (n_inputs != 2 || n_outputs != 1) return 1;
+  const kgate_tensor& x = inputs[0];
+  const kgate_tensor& b = inputs[1];
+  kgate_tensor& y = outputs[0];
+  if (x.ndim != 2 || b.ndim != 1 || y.ndim != 2 || b.shape[0] != x.shape[1] ||
+      y.shape[0] != x.shape[0] || y.shape[1] != x.shape[1] || x.dtype != y.dtype ||
+      b.dtype != x.dtype || !contiguous(x) || !contiguous(b) || !contiguous(y))
+    return 2;
+  if (x.shape[0] == 0 || x.shape[1] == 0) return 0;
+  if ((x.shape[0] * x.shape[1] + BLOCK - 1) / BLOCK > 0x7fffffff) return 2;
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  switch (x.dtype) {
+    case KGATE_F32: launch<float>(x, b, y, s); break;
+    case KGATE_F16: launch<__half>(x, b, y, s); break;
+    case KGATE_BF16: launch<__nv_bfloat16>(x, b, y, s); break;
+    default: return 3;
+  }
+  return cudaGetLastError() == cudaSuccess ? 0 : 4;
+}

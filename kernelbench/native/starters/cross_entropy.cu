@@ -1,0 +1,167 @@
+// cross_entropy starter (kgate CUDA candidate): loss = mean_r (logsumexp(logits[r, :]) -
+// logits[r, targets[r]]), a scalar in the case dtype; targets are int64 (int32 accepted).
+// Kernel 1: each block takes rows r = block, block + grid, ... and keeps an online
+// (max, sum) per thread, merged with warp shuffles; thread 0 adds the row losses in order
+// into one partial per block. Kernel 2: one block adds the partials in a fixed order.
+// No atomics, so the result is bitwise deterministic. A target outside [0, V) gives NaN.
+// kgate:tune BLOCK=[128,256,512,1024]
+// kgate:tune VEC=[1,2,4,8]
+// kgate:tune MAX_BLOCKS=[264,528,1024]
+#ifndef BLOCK
+#define BLOCK 256
+#endif
+#ifndef VEC
+#define VEC 4
+#endif
+#ifndef MAX_BLOCKS
+#define MAX_BLOCKS 1024
+#endif
+static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+static_assert(MAX_BLOCKS >= 1 && MAX_BLOCKS <= 1024, "MAX_BLOCKS must be in [1, 1024]");
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <math.h>
+
+#include "kgate/kernel.h"
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T v[V]; };
+
+static bool contiguous(const kgate_tensor& t) {
+  int64_t expect = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expect) return false;
+    expect *= t.shape[d];
+  }
+  return true;
+}
+
+static bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+// One partial loss per block of kernel 1 (module-global: no allocation per call, so the
+// call can be captured into a CUDA graph).
+__device__ float g_partials[MAX_BLOCKS];
+
+__device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
+  float mm = fmaxf(m, m2);
+  if (mm == -INFINITY) return;
+  s = s * expf(m - mm) + s2 * expf(m2 - mm);
+  m = mm;
+}
+
+__device__ __forceinline__ void add(float& m, float& s, float x) {
+  if (x > m) {
+    s = s * expf(m - x) + 1.f;
+    m = x;
+  } else if (x != -INFINITY) {
+    s += expf(x - m);
+  }
+}
+
+__device__ void block_merge(float& m, float& s) {
+  __shared__ float sm[32], ss[32];
+  for (int o = 16; o > 0; o >>= 1) merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();  // sm/ss may still be read from the previous row
+  if (lane == 0) {
+    sm[warp] = m;
+    ss[warp] = s;
+  }
+  __syncthreads();
+  m = lane < BLOCK / 32 ? sm[lane] : -INFINITY;
+  s = lane < BLOCK / 32 ? ss[lane] : 0.f;
+  for (int o = 16; o > 0; o >>= 1) merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+}
+
+template <typename T, typename I, int V>
+__global__ void __launch_bounds__(BLOCK)
+    row_loss_kernel(const T* __restrict__ logits, const I* __restrict__ targets, int64_t R, int64_t C) {
+  float acc = 0.f;  // meaningful in thread 0
+  const int64_t nv = C / V;
+  for (int64_t r = blockIdx.x; r < R; r += gridDim.x) {
+    const T* row = logits + r * C;
+    float m = -INFINITY, s = 0.f;
+    for (int64_t i = threadIdx.x; i < nv; i += BLOCK) {
+      Pack<T, V> p = reinterpret_cast<const Pack<T, V>*>(row)[i];
+#pragma unroll
+      for (int k = 0; k < V; ++k) add(m, s, to_f(p.v[k]));
+    }
+    block_merge(m, s);
+    if (threadIdx.x == 0) {
+      int64_t t = static_cast<int64_t>(targets[r]);
+      float picked = (t >= 0 && t < C) ? to_f(row[t]) : NAN;
+      acc += (m + logf(s)) - picked;
+    }
+  }
+  if (threadIdx.x == 0) g_partials[blockIdx.x] = acc;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(1024) finish_kernel(T* __restrict__ out, int n_partials, int64_t R) {
+  __shared__ float part[32];
+  float v = 0.f;
+  for (int i = threadIdx.x; i < n_partials; i += 1024) v += g_partials[i];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = v;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    v = part[threadIdx.x];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    if (threadIdx.x == 0) out[0] = from_f<T>(v / (float)R);
+  }
+}
+
+template <typename T, typename I>
+static void launch(const kgate_tensor& x, const kgate_tensor& t, kgate_tensor& y, cudaStream_t stream) {
+  const int64_t R = x.shape[0], C = x.shape[1];
+  const T* xp = static_cast<const T*>(x.data);
+  const I* tp = static_cast<const I*>(t.data);
+  const int grid = (int)(R < MAX_BLOCKS ? R : MAX_BLOCKS);
+  if (C % VEC == 0 && aligned(xp, sizeof(T) * VEC))
+    row_loss_kernel<T, I, VEC><<<grid, BLOCK, 0, stream>>>(xp, tp, R, C);
+  else
+    row_loss_kernel<T, I, 1><<<grid, BLOCK, 0, stream>>>(xp, tp, R, C);
+  finish_kernel<T><<<1, 1024, 0, stream>>>(static_cast<T*>(y.data), grid, R);
+}
+
+template <typename T>
+static int dispatch_targets(const kgate_tensor& x, const kgate_tensor& t, kgate_tensor& y, cudaStream_t s) {
+  if (t.dtype == KGATE_I64) launch<T, int64_t>(x, t, y, s);
+  else if (t.dtype == KGATE_I32) launch<T, int32_t>(x, t, y, s);
+  else return 3;
+  return 0;
+}
+
+extern "C" int kgate_run(const kgate_tensor* inputs, int32_t n_inputs, kgate_tensor* outputs,
+                         int32_t n_outputs, void* stream) {
+  if (n_inputs != 2 || n_outputs != 1) return 1;
+  const kgate_tensor& x = inputs[0];
+  const kgate_tensor& t = inputs[1];
+  kgate_tensor& y = outputs[0];
+  int64_t y_numel = 1;
+  for (int d = 0; d < y.ndim; ++d) y_numel *= y.shape[d];
+  if (x.ndim != 2 || t.ndim != 1 || t.shape[0] != x.shape[0] || y_numel != 1 ||
+      x.dtype != y.dtype || !contiguous(x) || !contiguous(t))
+    return 2;
+  if (x.shape[0] == 0 || x.shape[1] == 0) return 2;
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  int rc = 0;
+  switch (x.dtype) {
+    case KGATE_F32: rc = dispatch_targets<float>(x, t, y, s); break;
+    case KGATE_F16: rc = dispatch_targets<__half>(x, t, y, s); break;
+    case KGATE_BF16: rc = dispatch_targets<__nv_bfloat16>(x, t, y, s); break;
+    default: return 3;
+  }
+  if (rc != 0) return rc;
+  return cudaGetLastError() == cudaSuccess ? 0 : 4;
+}

@@ -1,0 +1,103 @@
+// reduce_sum starter (kgate CUDA candidate): y[r] = sum_c x[r, c]. One block per row,
+// vector loads, warp-shuffle block reduction in a fixed order (bitwise deterministic).
+// f32/f16/bf16 in and out, f32 accumulation.
+// kgate:tune BLOCK=[128,256,512,1024]
+// kgate:tune VEC=[1,2,4,8]
+#ifndef BLOCK
+#define BLOCK 256
+#endif
+#ifndef VEC
+#define VEC 4
+#endif
+static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <math.h>
+
+#include "kgate/kernel.h"
+
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T v[V]; };
+
+static bool contiguous(const kgate_tensor& t) {
+  int64_t expect = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expect) return false;
+    expect *= t.shape[d];
+  }
+  return true;
+}
+
+static bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Sum over the block, returned to every thread; fixed order, so bitwise deterministic.
+__device__ float block_sum(float v) {
+  __shared__ float part[32];
+  v = warp_sum(v);
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();  // part[] may still be read by a previous call
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  v = lane < BLOCK / 32 ? part[lane] : 0.f;
+  return warp_sum(v);
+}
+
+template <typename T, int V>
+__global__ void __launch_bounds__(BLOCK) reduce_sum_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t C) {
+  const T* xr = x + blockIdx.x * C;
+  const int64_t nv = C / V;
+  float acc = 0.f;
+  for (int64_t i = threadIdx.x; i < nv; i += BLOCK) {
+    Pack<T, V> p = reinterpret_cast<const Pack<T, V>*>(xr)[i];
+#pragma unroll
+    for (int k = 0; k < V; ++k) acc += to_f(p.v[k]);
+  }
+  acc = block_sum(acc);
+  if (threadIdx.x == 0) y[blockIdx.x] = from_f<T>(acc);
+}
+
+template <typename T>
+static void launch(const kgate_tensor& x, kgate_tensor& y, cudaStream_t stream) {
+  const int64_t R = x.shape[0], C = x.shape[1];
+  const T* xp = static_cast<const T*>(x.data);
+  T* yp = static_cast<T*>(y.data);
+  if (C % VEC == 0 && aligned(xp, sizeof(T) * VEC))
+    reduce_sum_kernel<T, VEC><<<(unsigned)R, BLOCK, 0, stream>>>(xp, yp, C);
+  else
+    reduce_sum_kernel<T, 1><<<(unsigned)R, BLOCK, 0, stream>>>(xp, yp, C);
+}
+
+extern "C" int kgate_run(const kgate_tensor* inputs, int32_t n_inputs, kgate_tensor* outputs,
+                         int32_t n_outputs, void* stream) {
+  if (n_inputs != 1 || n_outputs != 1) return 1;
+  const kgate_tensor& x = inputs[0];
+  kgate_tensor& y = outputs[0];
+  if (x.ndim != 2 || y.ndim != 1 || y.shape[0] != x.shape[0] || x.dtype != y.dtype ||
+      !contiguous(x) || !contiguous(y))
+    return 2;
+  if (x.shape[0] == 0) return 0;
+  if (x.shape[0] > 0x7fffffff) return 2;
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  switch (x.dtype) {
+    case KGATE_F32: launch<float>(x, y, s); break;
+    case KGATE_F16: launch<__half>(x, y, s); break;
+    case KGATE_BF16: launch<__nv_bfloat16>(x, y, s); break;
+    default: return 3;
+  }
+  return cudaGetLastError() == cudaSuccess ? 0 : 4;
+}
