@@ -49,3 +49,6 @@ if has run; then
   timeout 500 "$B/kgate" run suites/gpu-smoke.yaml --out "$OUT/run" > "$OUT/run.log" 2>&1
   echo "run rc=$?"; tail -15 "$OUT/run.log"
 fi
+# The device tool brings back at most 8 files: pack everything into one archive.
+( cd "$OUT" && tar czf /tmp/session.tgz --exclude='run/workspaces' . && find . -mindepth 1 -delete && mv /tmp/session.tgz . )
+ls -la "$OUT"
