@@ -1,7 +1,112 @@
+// `kgate validate`: loads every config, level, suite and native problem file it is given
+// (default: configs suites kernelbench/native), reports every error as
+// "file:line:col: error: what" and, with --plan, prints what each suite would run.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
 #include "cli/commands.h"
+#include "config/catalog.h"
+
+namespace fs = std::filesystem;
 
 namespace kgate::cli {
 
-ExitCode cmd_validate(const ValidateOptions&) { return not_available("validate"); }
+namespace {
+
+std::vector<std::string> default_paths() {
+  // The current directory when it is a kgate repository, else the one kgate was built from.
+  std::error_code ec;
+  std::string root = fs::is_directory("configs", ec) ? "" : config::default_repo_root();
+  std::vector<std::string> paths;
+  for (const char* sub : {"configs", "suites", "kernelbench/native"}) {
+    fs::path p = root.empty() ? fs::path(sub) : fs::path(root) / sub;
+    if (fs::is_directory(p, ec)) paths.push_back(p.string());
+  }
+  return paths;
+}
+
+std::string shown(const std::string& path) {
+  std::error_code ec;
+  fs::path rel = fs::path(path).lexically_relative(fs::current_path(ec));
+  if (ec || rel.empty() || rel.string().starts_with("..")) return path;
+  return rel.string();
+}
+
+// In the op's own order (R before C), which is how people read a shape.
+std::string dims_str(const std::string& op_name, const ops::Dims& d) {
+  std::vector<std::string> order;
+  if (const ops::Op* op = ops::find_op(op_name)) order = op->dims();
+  for (const auto& [k, v] : d)
+    if (std::find(order.begin(), order.end(), k) == order.end()) order.push_back(k);
+  std::string s;
+  for (const auto& k : order)
+    if (auto it = d.find(k); it != d.end())
+      s += (s.empty() ? "" : " ") + k + "=" + std::to_string(it->second);
+  return s;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+void print_plan(const config::Plan& plan) {
+  const config::Suite& s = plan.suite;
+  std::printf("suite %s%s%s (%s)\n", s.id.c_str(), s.title.empty() ? "" : ": ", s.title.c_str(),
+              shown(s.loc.file).c_str());
+  std::printf("  budget: %d experiments and %s s per problem, %s s per suite; agent %s\n",
+              s.budget.max_experiments, num(s.budget.problem_wall_s).c_str(),
+              num(s.budget.suite_wall_s).c_str(), s.agent.kind.c_str());
+  std::printf(
+      "  gates: %d seeds, rho <= %s, keep at >= %sx, regression at %sx; fails on "
+      "correctness%s\n",
+      s.gates.seeds, num(s.gates.rho).c_str(), num(s.gates.keep_threshold).c_str(),
+      num(s.gates.regression_threshold).c_str(), s.fail_on.performance ? " and performance" : "");
+  for (const auto& gid : s.gpus) {
+    auto items = plan.for_gpu(gid);
+    std::string backend = items.empty() ? "" : items.front()->backend;
+    std::printf("  on %s (%s backend): %zu problems\n", gid.c_str(), backend.c_str(), items.size());
+    for (const auto* it : items) {
+      std::string what;
+      if (it->native) {
+        const auto& p = *it->native;
+        const ops::Dims& shape =
+            it->backend == "host" && !p.host_bench.empty() ? p.host_bench : p.bench;
+        what = p.op + " " + dims_str(p.op, shape) + " " + std::string(to_string(p.bench_dtype)) +
+               ", " + std::to_string(p.sweep.size()) + " sweep shapes x " +
+               std::to_string(p.dtypes.size()) + " dtypes";
+      } else {
+        what = shown(it->source);
+      }
+      std::printf("    %-28s %s%s\n", it->problem.c_str(), what.c_str(),
+                  it->skip_reason.empty() ? "" : ("  [skipped: " + it->skip_reason + "]").c_str());
+    }
+  }
+}
+
+}  // namespace
+
+ExitCode cmd_validate(const ValidateOptions& o) {
+  std::vector<std::string> paths = o.paths.empty() ? default_paths() : o.paths;
+  config::Diagnostics diags;
+  config::Catalog cat = config::load_catalog(paths, diags);
+  for (const auto& d : diags.items()) std::fprintf(stderr, "%s\n", d.str().c_str());
+  std::printf("validated %zu files: %d error%s", cat.files.size(), diags.error_count(),
+              diags.error_count() == 1 ? "" : "s");
+  if (diags.warning_count() > 0)
+    std::printf(", %d warning%s", diags.warning_count(), diags.warning_count() == 1 ? "" : "s");
+  std::printf("\n");
+  if (diags.has_errors()) return ExitCode::kUsage;
+  if (o.plan) {
+    for (const auto& s : cat.suites) {
+      std::printf("\n");
+      print_plan(config::plan_suite(cat, s));
+    }
+  }
+  return ExitCode::kPass;
+}
 
 }  // namespace kgate::cli

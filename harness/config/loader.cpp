@@ -1,0 +1,764 @@
+#include "config/loader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "config/suggest.h"
+#include "config/yaml_map.h"
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+
+namespace kgate::config {
+
+std::string_view to_string(FileKind k) {
+  switch (k) {
+    case FileKind::kGpu:
+      return "gpu target";
+    case FileKind::kLevel:
+      return "level";
+    case FileKind::kSuite:
+      return "suite";
+    case FileKind::kProblem:
+      return "native problem";
+  }
+  return "?";
+}
+
+std::optional<FileKind> file_kind_of(const std::string& path) {
+  fs::path p = fs::path(path).lexically_normal().parent_path();
+  for (; !p.empty(); p = p.parent_path()) {
+    std::string dir = p.filename().string();
+    if (dir == "gpus") return FileKind::kGpu;
+    if (dir == "levels") return FileKind::kLevel;
+    if (dir == "suites") return FileKind::kSuite;
+    if (dir == "native") return FileKind::kProblem;
+    if (p == p.parent_path()) break;  // reached the root
+  }
+  return std::nullopt;
+}
+
+OpCatalog builtin_op_catalog() {
+  return {[](std::string_view name) { return ops::find_op(name); }, [] { return ops::op_names(); }};
+}
+
+namespace {
+
+SourceLoc file_loc(const std::string& path) { return SourceLoc{path, 0, 0}; }
+
+// Reads and parses one YAML document. Syntax errors become a diagnostic at the parser's
+// position; nullopt means there is nothing to validate further.
+std::optional<YAML::Node> read_document(const std::string& path, Diagnostics& diags) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    diags.error(file_loc(path), std::string("cannot read file: ") + std::strerror(errno));
+    return std::nullopt;
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  try {
+    YAML::Node root = YAML::Load(buf.str());
+    if (!root.IsDefined() || root.IsNull()) {
+      diags.error(SourceLoc{path, 1, 1},
+                  "file is empty: expected a mapping starting with 'version: 1'");
+      return std::nullopt;
+    }
+    return root;
+  } catch (const YAML::ParserException& e) {
+    diags.error(loc_of(path, e.mark), "invalid YAML: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    diags.error(loc_of(path, e.mark), "invalid YAML: " + e.msg);
+  }
+  return std::nullopt;
+}
+
+void check_version(YamlMap& m) {
+  int64_t v = 0;
+  if (m.read("version", &v, true) && v != kConfigVersion)
+    m.error("version", "unsupported version " + std::to_string(v) + " (this kgate reads version " +
+                           std::to_string(kConfigVersion) + ")");
+}
+
+bool valid_id(const std::string& id) {
+  if (id.empty()) return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+void read_id(YamlMap& m, std::string* id, SourceLoc* loc) {
+  if (!m.read("id", id, true)) return;
+  if (loc) *loc = m.loc("id");
+  if (!valid_id(*id))
+    m.error("id", "id '" + *id + "' may only contain letters, digits, '_', '-' and '.'");
+}
+
+// One of a closed set of words; reports with "did you mean".
+bool read_choice(YamlMap& m, std::string_view key, std::string* out,
+                 const std::vector<std::string>& choices, bool required = false) {
+  std::string v;
+  if (!m.read(key, &v, required)) return false;
+  if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
+    std::string list;
+    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+    m.error(key, "'" + m.name(key) + "' must be one of " + list + ", got '" + v + "'" +
+                     did_you_mean(v, choices));
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
+// Numeric range checks: report at the key and keep the default on failure.
+template <typename T>
+void read_min(YamlMap& m, std::string_view key, T* out, T min, bool inclusive = true,
+              bool required = false) {
+  T v{};
+  if (!m.read(key, &v, required)) return;
+  if (inclusive ? v < min : v <= min) {
+    std::ostringstream msg;
+    msg << "'" << m.name(key) << "' must be " << (inclusive ? ">= " : "> ") << min << ", got " << v;
+    m.error(key, msg.str());
+    return;
+  }
+  *out = v;
+}
+
+void read_fraction(YamlMap& m, std::string_view key, double* out, bool allow_one) {
+  double v = 0;
+  if (!m.read(key, &v)) return;
+  if (v <= 0 || (allow_one ? v > 1 : v >= 1)) {
+    std::ostringstream msg;
+    msg << "'" << m.name(key) << "' must be in (0, 1" << (allow_one ? "]" : ")") << ", got " << v;
+    m.error(key, msg.str());
+    return;
+  }
+  *out = v;
+}
+
+std::string dir_of(const std::string& path) {
+  std::string d = fs::path(path).parent_path().string();
+  return d.empty() ? "." : d;
+}
+
+// A path written in a file is relative to that file's directory.
+std::string resolve_near(const std::string& file, const std::string& rel) {
+  fs::path p(rel);
+  if (p.is_relative()) p = fs::path(dir_of(file)) / p;
+  return p.lexically_normal().string();
+}
+
+std::string absolute_of(const std::string& p) {
+  std::error_code ec;
+  fs::path a = fs::absolute(p, ec);
+  return (ec ? fs::path(p) : a).lexically_normal().string();
+}
+
+// ---- GPU targets -------------------------------------------------------------------
+
+const std::vector<std::string> kGpuKeys = {"version",     "id",           "name",
+                                           "backend",     "match",        "sm_count",
+                                           "l2_bytes",    "memory_bytes", "peak_bandwidth_gbps",
+                                           "peak_tflops", "notes"};
+const std::vector<std::string> kBackends = {"cuda", "host"};
+// Tensor-core formats without a DType of their own are valid peak_tflops keys too.
+const std::vector<std::string> kPeakNames = {"f16", "bf16", "f32", "f64", "tf32", "fp8", "int8"};
+
+GpuTarget parse_gpu(const YAML::Node& root, const std::string& path, Diagnostics& diags) {
+  GpuTarget g;
+  g.loc = SourceLoc{path, 1, 1};
+  YamlMap m(root, path, "", kGpuKeys, diags, g.loc);
+  if (!m.valid()) return g;
+  check_version(m);
+  read_id(m, &g.id, &g.loc);
+  m.read("name", &g.name, true);
+  read_choice(m, "backend", &g.backend, kBackends, true);
+  std::string notes;
+  m.read("notes", &notes);
+
+  YAML::Node match;
+  if (m.mapping("match", &match, true)) {
+    YamlMap mm(match, path, "match.", {"name", "cc"}, diags, m.loc("match"));
+    if (mm.read("name", &g.match_name, true)) {
+      try {
+        std::regex re(g.match_name, std::regex::ECMAScript | std::regex::icase);
+      } catch (const std::regex_error& e) {
+        mm.error("name",
+                 "'match.name' is not a valid regular expression: " + std::string(e.what()));
+      }
+    }
+    if (mm.read("cc", &g.match_cc)) {
+      static const std::regex kCc(R"(\d+\.\d+)");
+      if (!std::regex_match(g.match_cc, kCc))
+        mm.error("cc", "'match.cc' must look like '9.0', got '" + g.match_cc + "'");
+      else if (g.backend == "host")
+        mm.error("cc", "'match.cc' is for cuda targets; a host target has no compute capability");
+    }
+  }
+
+  // A cuda target's figures feed roofline and flush sizing: all must be given. A host
+  // target only needs the bandwidth (a lead until `kgate doctor` measures the runner).
+  bool cuda = g.backend == "cuda";
+  read_min<int>(m, "sm_count", &g.sm_count, cuda ? 1 : 0, true, cuda);
+  read_min<int64_t>(m, "l2_bytes", &g.l2_bytes, cuda ? 1 : 0, true, cuda);
+  read_min<int64_t>(m, "memory_bytes", &g.memory_bytes, cuda ? 1 : 0, true, cuda);
+  read_min<double>(m, "peak_bandwidth_gbps", &g.peak_bandwidth_gbps, 0.0, false, true);
+
+  YAML::Node peaks;
+  if (m.mapping("peak_tflops", &peaks, cuda)) {
+    for (const auto& kv : peaks) {
+      const YAML::Node key_node = kv.first, value_node = kv.second;
+      SourceLoc kloc = loc_of(path, key_node);
+      std::string name = key_node.IsScalar() ? key_node.Scalar() : "";
+      if (auto d = parse_dtype(name)) name = std::string(kgate::to_string(*d));
+      if (std::find(kPeakNames.begin(), kPeakNames.end(), name) == kPeakNames.end()) {
+        diags.error(kloc, "unknown format '" +
+                              (key_node.IsScalar() ? key_node.Scalar() : describe(key_node)) +
+                              "' in 'peak_tflops'" + did_you_mean(name, kPeakNames));
+        continue;
+      }
+      double v = 0;
+      if (!value_node.IsScalar() || !parse_double(value_node.Scalar(), &v)) {
+        diags.error(loc_of(path, value_node),
+                    "'peak_tflops." + name + "' must be a number, got " + describe(value_node));
+        continue;
+      }
+      if (v <= 0) {
+        std::ostringstream msg;
+        msg << "'peak_tflops." << name << "' must be > 0, got " << v;
+        diags.error(loc_of(path, value_node), msg.str());
+        continue;
+      }
+      if (g.peak_tflops.count(name)) {
+        diags.error(kloc, "duplicate format '" + name + "' in 'peak_tflops'");
+        continue;
+      }
+      g.peak_tflops[name] = v;
+    }
+  }
+  return g;
+}
+
+// ---- levels ------------------------------------------------------------------------
+
+const std::vector<std::string> kLevelKeys = {"version", "id",       "title", "kind",    "root",
+                                             "select",  "problems", "glob",  "baseline"};
+
+LevelConfig parse_level(const YAML::Node& root, const std::string& path, Diagnostics& diags,
+                        LevelRefs* refs) {
+  LevelConfig l;
+  l.loc = SourceLoc{path, 1, 1};
+  LevelRefs local;
+  LevelRefs& r = refs ? *refs : local;
+  YamlMap m(root, path, "", kLevelKeys, diags, l.loc);
+  if (!m.valid()) return l;
+  check_version(m);
+  read_id(m, &l.id, &l.loc);
+  r.id = l.loc;
+  m.read("title", &l.title);
+  read_choice(m, "kind", &l.kind, {"native", "kernelbench"}, true);
+  if (m.read("root", &l.root, true)) {
+    r.root = m.loc("root");
+    l.root = resolve_near(path, l.root);
+    std::error_code ec;
+    if (!fs::is_directory(l.root, ec))
+      m.error("root", "level root '" + l.root + "' is not a directory");
+  }
+
+  bool has_list = m.read("problems", &l.problems, false, &r.problems);
+  bool has_glob = m.read("glob", &l.glob);
+  std::string select;
+  if (read_choice(m, "select", &select, {"all", "list", "glob"})) {
+    l.select = select;
+  } else if (!m.has("select")) {
+    l.select = has_list ? "list" : has_glob ? "glob" : "all";
+  }
+  if (l.select == "list" && m.has("select") && !m.has("problems"))
+    m.error("select", "'select: list' needs a 'problems' list");
+  if (l.select == "list" && has_list && l.problems.empty())
+    m.error("problems", "'problems' is empty: the level would select nothing");
+  if (l.select == "glob" && m.has("select") && !m.has("glob"))
+    m.error("select", "'select: glob' needs a 'glob' pattern");
+  if (m.has("problems") && m.has("select") && l.select != "list")
+    m.error("problems",
+            "'problems' is only used with 'select: list' (select is '" + l.select + "')");
+  if (m.has("glob") && m.has("select") && l.select != "glob")
+    m.error("glob", "'glob' is only used with 'select: glob' (select is '" + l.select + "')");
+  if (has_list && has_glob && !m.has("select"))
+    m.error("glob", "give either 'problems' or 'glob', not both");
+
+  if (l.kind == "kernelbench") l.baseline = "compile";
+  if (l.kind == "native")
+    read_choice(m, "baseline", &l.baseline, {"reference", "starter"});
+  else if (l.kind == "kernelbench")
+    read_choice(m, "baseline", &l.baseline, {"eager", "compile", "compile-max-autotune"});
+  return l;
+}
+
+// ---- suites ------------------------------------------------------------------------
+
+const std::vector<std::string> kSuiteKeys = {"version",  "id",    "title",       "levels",
+                                             "problems", "gpus",  "backend",     "budget",
+                                             "agent",    "gates", "measurement", "fail_on"};
+
+void parse_budget(YamlMap& m, Budget& b, Diagnostics& diags) {
+  YAML::Node n;
+  if (!m.mapping("budget", &n)) return;
+  YamlMap bm(n, m.file(), "budget.",
+             {"max_experiments", "problem_wall_s", "suite_wall_s", "problem_floor_s",
+              "max_consecutive_reverts", "target_speedup", "roofline_stop"},
+             diags, m.loc("budget"));
+  read_min<int>(bm, "max_experiments", &b.max_experiments, 0);
+  read_min<double>(bm, "problem_wall_s", &b.problem_wall_s, 0.0, false);
+  read_min<double>(bm, "suite_wall_s", &b.suite_wall_s, 0.0, false);
+  read_min<double>(bm, "problem_floor_s", &b.problem_floor_s, 0.0);
+  read_min<int>(bm, "max_consecutive_reverts", &b.max_consecutive_reverts, 1);
+  read_min<double>(bm, "target_speedup", &b.target_speedup, 1.0, false);
+  read_fraction(bm, "roofline_stop", &b.roofline_stop, true);
+  if (bm.has("problem_floor_s") && b.problem_floor_s > b.problem_wall_s) {
+    std::ostringstream msg;
+    msg << "'budget.problem_floor_s' (" << b.problem_floor_s
+        << ") is larger than 'budget.problem_wall_s' (" << b.problem_wall_s << ")";
+    bm.error("problem_floor_s", msg.str());
+  }
+}
+
+void parse_agent(YamlMap& m, AgentConfig& a, Diagnostics& diags) {
+  YAML::Node n;
+  if (!m.mapping("agent", &n)) return;
+  YamlMap am(n, m.file(), "agent.",
+             {"kind", "command", "timeout_s", "url", "model", "api_key_env", "seed"}, diags,
+             m.loc("agent"));
+  read_choice(am, "kind", &a.kind, {"tuner", "command", "http"});
+  am.read("command", &a.command);
+  read_min<double>(am, "timeout_s", &a.timeout_s, 0.0, false);
+  am.read("url", &a.url);
+  am.read("model", &a.model);
+  if (am.read("api_key_env", &a.api_key_env)) {
+    static const std::regex kEnv("[A-Za-z_][A-Za-z0-9_]*");
+    if (!std::regex_match(a.api_key_env, kEnv))
+      am.error("api_key_env",
+               "'agent.api_key_env' names an environment variable (e.g. OPENAI_API_KEY), got '" +
+                   a.api_key_env + "'");
+  }
+  am.read("seed", &a.seed);
+  if (a.kind == "command" && a.command.empty())
+    diags.error(am.loc("kind"), "'agent.kind: command' needs 'agent.command'");
+  if (a.kind == "http") {
+    if (a.url.empty()) diags.error(am.loc("kind"), "'agent.kind: http' needs 'agent.url'");
+    if (a.model.empty()) diags.error(am.loc("kind"), "'agent.kind: http' needs 'agent.model'");
+  }
+  if (a.kind != "command" && am.has("command"))
+    am.error("command", "'agent.command' is only used with 'agent.kind: command'");
+  if (a.kind != "http") {
+    for (const char* k : {"url", "model", "api_key_env"})
+      if (am.has(k))
+        am.error(k, "'agent." + std::string(k) + "' is only used with 'agent.kind: http'");
+  }
+}
+
+void parse_gates(YamlMap& m, GateThresholds& g, Diagnostics& diags) {
+  YAML::Node n;
+  if (!m.mapping("gates", &n)) return;
+  YamlMap gm(n, m.file(), "gates.",
+             {"seeds", "rho", "rho_floor_ulps", "keep_threshold", "regression_threshold", "gamma",
+              "confidence", "roofline_slack"},
+             diags, m.loc("gates"));
+  read_min<int>(gm, "seeds", &g.seeds, 1);
+  read_min<double>(gm, "rho", &g.rho, 1.0);
+  read_min<double>(gm, "rho_floor_ulps", &g.rho_floor_ulps, 0.0);
+  read_min<double>(gm, "keep_threshold", &g.keep_threshold, 1.0);
+  read_min<double>(gm, "regression_threshold", &g.regression_threshold, 1.0);
+  read_min<double>(gm, "gamma", &g.gamma, 1.0);
+  read_fraction(gm, "confidence", &g.confidence, false);
+  read_fraction(gm, "roofline_slack", &g.roofline_slack, true);
+}
+
+void parse_measurement(YamlMap& m, MeasurementConfig& c, Diagnostics& diags) {
+  YAML::Node n;
+  if (!m.mapping("measurement", &n)) return;
+  YamlMap mm(n, m.file(), "measurement.",
+             {"min_time_s", "max_time_s", "min_samples", "target_rse", "flush_l2"}, diags,
+             m.loc("measurement"));
+  read_min<double>(mm, "min_time_s", &c.min_time_s, 0.0, false);
+  read_min<double>(mm, "max_time_s", &c.max_time_s, 0.0, false);
+  read_min<int>(mm, "min_samples", &c.min_samples, 1);
+  read_fraction(mm, "target_rse", &c.target_rse, false);
+  mm.read("flush_l2", &c.flush_l2);
+  if (c.max_time_s < c.min_time_s) {
+    std::ostringstream msg;
+    msg << "'measurement.max_time_s' (" << c.max_time_s
+        << ") is smaller than 'measurement.min_time_s' (" << c.min_time_s << ")";
+    mm.error(mm.has("max_time_s") ? "max_time_s" : "min_time_s", msg.str());
+  }
+}
+
+void parse_fail_on(YamlMap& m, FailOn& f, Diagnostics& diags) {
+  YAML::Node n;
+  if (!m.mapping("fail_on", &n)) return;
+  YamlMap fm(n, m.file(), "fail_on.", {"correctness", "performance"}, diags, m.loc("fail_on"));
+  bool c = true;
+  if (fm.read("correctness", &c) && !c)
+    fm.error(
+        "correctness",
+        "'fail_on.correctness' cannot be false: a correctness failure always fails the pipeline");
+  fm.read("performance", &f.performance);
+}
+
+Suite parse_suite(const YAML::Node& root, const std::string& path, Diagnostics& diags,
+                  SuiteRefs* refs) {
+  Suite s;
+  s.loc = SourceLoc{path, 1, 1};
+  SuiteRefs local;
+  SuiteRefs& r = refs ? *refs : local;
+  YamlMap m(root, path, "", kSuiteKeys, diags, s.loc);
+  if (!m.valid()) return s;
+  check_version(m);
+  read_id(m, &s.id, &s.loc);
+  r.id = s.loc;
+  m.read("title", &s.title);
+  m.read("levels", &s.levels, false, &r.levels);
+  m.read("problems", &s.problems, false, &r.problems);
+  if (m.read("gpus", &s.gpus, true, &r.gpus) && s.gpus.empty())
+    m.error("gpus", "'gpus' is empty: name at least one GPU target from configs/gpus");
+  if (!m.has("levels") && !m.has("problems"))
+    diags.error(m.where(), "the suite runs nothing: give 'levels' or 'problems'");
+  else if (s.levels.empty() && s.problems.empty() && (m.has("levels") || m.has("problems")))
+    diags.error(m.has("levels") ? m.loc("levels") : m.loc("problems"),
+                "the suite runs nothing: 'levels' and 'problems' are empty");
+  if (read_choice(m, "backend", &s.backend, {"auto", "host", "cuda"})) r.backend = m.loc("backend");
+  parse_budget(m, s.budget, diags);
+  parse_agent(m, s.agent, diags);
+  parse_gates(m, s.gates, diags);
+  parse_measurement(m, s.measurement, diags);
+  parse_fail_on(m, s.fail_on, diags);
+  return s;
+}
+
+// ---- native problems ---------------------------------------------------------------
+
+const std::vector<std::string> kProblemKeys = {
+    "version", "id",          "title",     "op",       "bench",     "host_bench", "sweep",
+    "dtypes",  "bench_dtype", "tolerance", "starters", "baselines", "reference"};
+const std::vector<std::string> kDtypeNames = {"f16", "bf16", "f32", "f64", "i32", "i64"};
+
+std::string dims_str(const ops::Dims& d) {
+  std::string s = "{";
+  for (const auto& [k, v] : d) s += (s.size() > 1 ? ", " : "") + k + ": " + std::to_string(v);
+  return s + "}";
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// One shape: every dimension the op names, each >= 1, no others; then the op's own check.
+std::optional<ops::Dims> parse_dims(const YAML::Node& n, const std::string& what, const ops::Op* op,
+                                    const std::string& path, Diagnostics& diags) {
+  SourceLoc where = loc_of(path, n);
+  if (!n.IsMap()) {
+    diags.error(where, "'" + what + "' must be a mapping of dimensions, got " + describe(n));
+    return std::nullopt;
+  }
+  std::vector<std::string> names = op ? op->dims() : std::vector<std::string>{};
+  ops::Dims d;
+  bool ok = true;
+  for (const auto& kv : n) {
+    const YAML::Node key_node = kv.first, value_node = kv.second;
+    SourceLoc kloc = loc_of(path, key_node);
+    std::string key = key_node.IsScalar() ? key_node.Scalar() : describe(key_node);
+    if (op && std::find(names.begin(), names.end(), key) == names.end()) {
+      diags.error(kloc, "unknown dimension '" + key + "' in '" + what + "' (" +
+                            std::string(op->name()) + " takes " + join(names) + ")" +
+                            did_you_mean(key, names));
+      ok = false;
+      continue;
+    }
+    if (d.count(key)) {
+      diags.error(kloc, "duplicate dimension '" + key + "' in '" + what + "'");
+      ok = false;
+      continue;
+    }
+    int64_t v = 0;
+    if (!value_node.IsScalar() || !parse_int(value_node.Scalar(), &v)) {
+      diags.error(loc_of(path, value_node),
+                  "'" + what + "." + key + "' must be an integer, got " + describe(value_node));
+      ok = false;
+      continue;
+    }
+    if (v < 1) {
+      diags.error(loc_of(path, value_node),
+                  "'" + what + "." + key + "' must be >= 1, got " + std::to_string(v));
+      ok = false;
+      continue;
+    }
+    d[key] = v;
+  }
+  if (!op) return ok ? std::optional<ops::Dims>(d) : std::nullopt;
+  for (const auto& name : names) {
+    if (!d.count(name) && ok) {
+      // Only meaningful when the keys given were otherwise fine.
+      diags.error(where, "'" + what + "' is missing dimension '" + name + "' (" +
+                             std::string(op->name()) + " takes " + join(names) + ")");
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  std::string why = op->check_dims(d);
+  if (!why.empty()) {
+    diags.error(where, "'" + what + "' " + dims_str(d) + " is not valid for " +
+                           std::string(op->name()) + ": " + why);
+    return std::nullopt;
+  }
+  return d;
+}
+
+// backend -> file, relative to the yaml, which must exist.
+void parse_sources(YamlMap& m, std::string_view key, std::map<std::string, std::string>* out,
+                   bool required, Diagnostics& diags) {
+  YAML::Node n;
+  if (!m.mapping(key, &n, required)) return;
+  std::string what(key);
+  for (const auto& kv : n) {
+    const YAML::Node key_node = kv.first, value_node = kv.second;
+    SourceLoc kloc = loc_of(m.file(), key_node);
+    std::string backend = key_node.IsScalar() ? key_node.Scalar() : describe(key_node);
+    if (std::find(kBackends.begin(), kBackends.end(), backend) == kBackends.end()) {
+      diags.error(kloc, "unknown backend '" + backend + "' in '" + what +
+                            "' (backends: cuda, host)" + did_you_mean(backend, kBackends));
+      continue;
+    }
+    SourceLoc vloc = loc_of(m.file(), value_node);
+    if (!value_node.IsScalar()) {
+      diags.error(
+          vloc, "'" + what + "." + backend + "' must be a file path, got " + describe(value_node));
+      continue;
+    }
+    std::string rel = value_node.Scalar();
+    std::string p = resolve_near(m.file(), rel);
+    std::string ext = fs::path(rel).extension().string();
+    bool ext_ok = backend == "cuda"
+                      ? ext == ".cu"
+                      : (ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".c");
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) {
+      diags.error(vloc, "'" + what + "." + backend + "': file '" + p + "' does not exist");
+    } else if (!ext_ok) {
+      diags.error(vloc, "'" + what + "." + backend + "': a " + backend + " source must end in " +
+                            (backend == "cuda" ? ".cu" : ".cpp"));
+    }
+    if (out->count(backend)) {
+      diags.error(kloc, "duplicate backend '" + backend + "' in '" + what + "'");
+      continue;
+    }
+    (*out)[backend] = absolute_of(p);
+  }
+  if (required && out->empty() && n.IsMap() && n.size() == 0)
+    m.error(key, "'" + what + "' is empty: a problem needs at least one starter kernel");
+}
+
+std::optional<DType> dtype_at(const YAML::Node& n, const std::string& what, const std::string& path,
+                              Diagnostics& diags) {
+  if (!n.IsScalar()) {
+    diags.error(loc_of(path, n), "'" + what + "' must be a dtype name, got " + describe(n));
+    return std::nullopt;
+  }
+  auto d = parse_dtype(n.Scalar());
+  if (!d)
+    diags.error(loc_of(path, n), "unknown dtype '" + n.Scalar() + "' in '" + what +
+                                     "' (dtypes: " + join(kDtypeNames) + ")" +
+                                     did_you_mean(n.Scalar(), kDtypeNames));
+  return d;
+}
+
+NativeProblem parse_problem(const YAML::Node& root, const std::string& path, Diagnostics& diags,
+                            const OpCatalog& ops_catalog) {
+  NativeProblem p;
+  p.loc = SourceLoc{path, 1, 1};
+  YamlMap m(root, path, "", kProblemKeys, diags, p.loc);
+  if (!m.valid()) return p;
+  check_version(m);
+  read_id(m, &p.id, &p.loc);
+  m.read("title", &p.title, true);
+
+  const ops::Op* op = nullptr;
+  bool op_known = false;  // false: skip dimension checks (the op's error is enough)
+  if (m.read("op", &p.op, true)) {
+    op = ops_catalog.find(p.op);
+    if (op == nullptr) {
+      std::vector<std::string> names = ops_catalog.names();
+      m.error("op", "unknown op '" + p.op + "' (built-in ops: " + join(names) + ")" +
+                        did_you_mean(p.op, names));
+    } else {
+      op_known = true;
+    }
+  }
+
+  YAML::Node n;
+  if (m.mapping("bench", &n, true)) {
+    if (auto d = parse_dims(n, "bench", op, path, diags); d && op_known) p.bench = *d;
+  }
+  if (m.mapping("host_bench", &n)) {
+    if (auto d = parse_dims(n, "host_bench", op, path, diags); d && op_known) p.host_bench = *d;
+  }
+  if (m.sequence("sweep", &n, true)) {
+    if (n.size() == 0) m.error("sweep", "'sweep' is empty: list at least one correctness shape");
+    int i = 0;
+    for (const auto& shape : n) {
+      if (auto d = parse_dims(shape, "sweep[" + std::to_string(i) + "]", op, path, diags);
+          d && op_known)
+        p.sweep.push_back(*d);
+      ++i;
+    }
+  }
+
+  if (m.sequence("dtypes", &n, true)) {
+    if (n.size() == 0) m.error("dtypes", "'dtypes' is empty: list at least one dtype");
+    for (const auto& item : n) {
+      auto d = dtype_at(item, "dtypes", path, diags);
+      if (!d) continue;
+      if (std::find(p.dtypes.begin(), p.dtypes.end(), *d) != p.dtypes.end()) {
+        diags.error(loc_of(path, item),
+                    "duplicate dtype '" + std::string(kgate::to_string(*d)) + "' in 'dtypes'");
+        continue;
+      }
+      p.dtypes.push_back(*d);
+    }
+  }
+  auto dtype_names = [&] {
+    std::vector<std::string> v;
+    for (DType d : p.dtypes) v.emplace_back(kgate::to_string(d));
+    return v;
+  };
+  std::string bench_dtype;
+  if (m.read("bench_dtype", &bench_dtype, true)) {
+    if (auto d = dtype_at(m.get("bench_dtype"), "bench_dtype", path, diags)) {
+      p.bench_dtype = *d;
+      if (!p.dtypes.empty() && std::find(p.dtypes.begin(), p.dtypes.end(), *d) == p.dtypes.end())
+        m.error("bench_dtype", "bench_dtype '" + std::string(kgate::to_string(*d)) +
+                                   "' is not one of dtypes [" + join(dtype_names()) + "]");
+    }
+  }
+
+  if (m.mapping("tolerance", &n)) {
+    for (const auto& kv : n) {
+      const YAML::Node key_node = kv.first, value_node = kv.second;
+      auto d = dtype_at(key_node, "tolerance", path, diags);
+      if (!d) continue;
+      std::string dn(kgate::to_string(*d));
+      if (!p.dtypes.empty() && std::find(p.dtypes.begin(), p.dtypes.end(), *d) == p.dtypes.end())
+        diags.error(
+            loc_of(path, key_node),
+            "tolerance for '" + dn + "', which is not one of dtypes [" + join(dtype_names()) + "]");
+      ops::Tolerance t = op ? op->default_tolerance(*d) : ops::Tolerance{};
+      YamlMap tm(value_node, path, "tolerance." + dn + ".", {"atol", "rtol"}, diags,
+                 loc_of(path, key_node));
+      if (!tm.valid()) continue;
+      if (!tm.has("atol") && !tm.has("rtol"))
+        diags.error(tm.where(), "'tolerance." + dn + "' needs 'atol' and/or 'rtol'");
+      read_min<double>(tm, "atol", &t.atol, 0.0);
+      read_min<double>(tm, "rtol", &t.rtol, 0.0);
+      if (p.tolerance.count(*d)) {
+        diags.error(loc_of(path, key_node), "duplicate dtype '" + dn + "' in 'tolerance'");
+        continue;
+      }
+      p.tolerance[*d] = t;
+    }
+  }
+
+  parse_sources(m, "starters", &p.starters, true, diags);
+  parse_sources(m, "baselines", &p.baselines, false, diags);
+  for (const auto& [backend, file] : p.baselines)
+    if (!p.starters.count(backend))
+      diags.error(m.loc("baselines"), "baseline for backend '" + backend +
+                                          "' but no starter for it: there is nothing to compare");
+
+  std::string ref;
+  if (m.read("reference", &ref)) {
+    std::string rp = resolve_near(path, ref);
+    std::error_code ec;
+    if (!fs::is_regular_file(rp, ec))
+      m.error("reference", "reference file '" + rp + "' does not exist");
+    p.reference_source = absolute_of(rp);
+  }
+  return p;
+}
+
+template <typename T, typename F>
+std::optional<T> parse_file(const std::string& path, Diagnostics& diags, F&& parse) {
+  auto root = read_document(path, diags);
+  if (!root) return std::nullopt;
+  return parse(*root);
+}
+
+template <typename T>
+T strict(std::optional<T> v, const Diagnostics& diags) {
+  diags.throw_if_errors();
+  return std::move(*v);
+}
+
+}  // namespace
+
+std::optional<GpuTarget> parse_gpu_file(const std::string& path, Diagnostics& diags) {
+  return parse_file<GpuTarget>(path, diags,
+                               [&](const YAML::Node& n) { return parse_gpu(n, path, diags); });
+}
+
+std::optional<LevelConfig> parse_level_file(const std::string& path, Diagnostics& diags,
+                                            LevelRefs* refs) {
+  return parse_file<LevelConfig>(
+      path, diags, [&](const YAML::Node& n) { return parse_level(n, path, diags, refs); });
+}
+
+std::optional<Suite> parse_suite_file(const std::string& path, Diagnostics& diags,
+                                      SuiteRefs* refs) {
+  return parse_file<Suite>(path, diags,
+                           [&](const YAML::Node& n) { return parse_suite(n, path, diags, refs); });
+}
+
+std::optional<NativeProblem> parse_native_problem_file(const std::string& path, Diagnostics& diags,
+                                                       const OpCatalog& ops_catalog) {
+  return parse_file<NativeProblem>(
+      path, diags, [&](const YAML::Node& n) { return parse_problem(n, path, diags, ops_catalog); });
+}
+
+std::optional<NativeProblem> parse_native_problem_file(const std::string& path,
+                                                       Diagnostics& diags) {
+  return parse_native_problem_file(path, diags, builtin_op_catalog());
+}
+
+GpuTarget load_gpu_target(const std::string& path) {
+  Diagnostics d;
+  auto v = parse_gpu_file(path, d);
+  return strict(std::move(v), d);
+}
+
+LevelConfig load_level(const std::string& path) {
+  Diagnostics d;
+  auto v = parse_level_file(path, d);
+  return strict(std::move(v), d);
+}
+
+Suite load_suite(const std::string& path) {
+  Diagnostics d;
+  auto v = parse_suite_file(path, d);
+  return strict(std::move(v), d);
+}
+
+NativeProblem load_native_problem(const std::string& path) {
+  Diagnostics d;
+  auto v = parse_native_problem_file(path, d);
+  return strict(std::move(v), d);
+}
+
+}  // namespace kgate::config

@@ -1,0 +1,66 @@
+#pragma once
+// Loading the four config file kinds into the structs of config/types.h.
+//
+// Which kind a file is follows from where it lives: the nearest enclosing directory named
+// `gpus` (GPU targets), `levels` (levels), `suites` (suites) or `native` (native problem
+// specs). Files a level's `root` points at are native problems wherever they live.
+// Every file carries `version: 1`.
+//
+// parse_*_file() never throw on bad input: every problem goes to Diagnostics as
+// "file:line:col: error: what" and the best-effort struct is still returned (nullopt only
+// when the file could not be read or parsed as YAML at all). load_*() are the strict
+// variants for callers that need one valid file: they throw UsageError with every
+// diagnostic in the message.
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/diagnostics.h"
+#include "config/types.h"
+
+namespace kgate::config {
+
+inline constexpr int kConfigVersion = 1;
+
+enum class FileKind { kGpu, kLevel, kSuite, kProblem };
+std::string_view to_string(FileKind k);  // "gpu target", "level", "suite", "native problem"
+
+// The kind implied by the path's directories, nullopt when none of them says.
+std::optional<FileKind> file_kind_of(const std::string& path);
+
+// How a native problem's `op` is resolved; tests substitute their own ops.
+struct OpCatalog {
+  std::function<const ops::Op*(std::string_view)> find;
+  std::function<std::vector<std::string>()> names;
+};
+OpCatalog builtin_op_catalog();  // kgate::ops::find_op + op_names
+
+// Positions of the names a file refers to, so cross-file checks (Catalog) can point at
+// the exact list entry that dangles.
+struct LevelRefs {
+  SourceLoc id, root;
+  std::vector<SourceLoc> problems;
+};
+struct SuiteRefs {
+  SourceLoc id, backend;
+  std::vector<SourceLoc> levels, problems, gpus;
+};
+
+std::optional<GpuTarget> parse_gpu_file(const std::string& path, Diagnostics& diags);
+std::optional<LevelConfig> parse_level_file(const std::string& path, Diagnostics& diags,
+                                            LevelRefs* refs = nullptr);
+std::optional<Suite> parse_suite_file(const std::string& path, Diagnostics& diags,
+                                      SuiteRefs* refs = nullptr);
+std::optional<NativeProblem> parse_native_problem_file(const std::string& path, Diagnostics& diags);
+std::optional<NativeProblem> parse_native_problem_file(const std::string& path, Diagnostics& diags,
+                                                       const OpCatalog& ops);
+
+// Strict single-file loaders: throw UsageError listing every error.
+GpuTarget load_gpu_target(const std::string& path);
+LevelConfig load_level(const std::string& path);
+Suite load_suite(const std::string& path);
+NativeProblem load_native_problem(const std::string& path);
+
+}  // namespace kgate::config

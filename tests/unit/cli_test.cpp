@@ -1,0 +1,135 @@
+// The real kgate binary: exit codes of the command line and of `kgate validate`.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+std::string kgate_bin() {
+  if (const char* b = std::getenv("KGATE_BIN"); b && *b) return b;
+  return std::string(KGATE_BINARY_DIR) + "/kgate";
+}
+
+struct Result {
+  int rc = -1;
+  std::string out;  // stdout and stderr together
+};
+
+// Runs `kgate ARGS` in `dir` through the shell; args are trusted test strings.
+Result kgate(const std::string& args, const std::string& dir = "") {
+  std::string cmd = (dir.empty() ? "" : "cd '" + dir + "' && ") + "'" + kgate_bin() + "' " + args +
+                    " 2>&1 </dev/null";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string fixture(const std::string& rel) {
+  return std::string(KGATE_TEST_DATA) + "/config/" + rel;
+}
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+TEST(Cli, HelpAndVersionSucceed) {
+  Result help = kgate("--help");
+  EXPECT_EQ(help.rc, 0) << help.out;
+  EXPECT_TRUE(contains(help.out, "validate")) << help.out;
+  EXPECT_EQ(kgate("validate --help").rc, 0);
+  Result v = kgate("--version");
+  EXPECT_EQ(v.rc, 0) << v.out;
+  EXPECT_TRUE(contains(v.out, "kgate")) << v.out;
+}
+
+TEST(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(kgate("").rc, 2);  // a subcommand is required
+  EXPECT_EQ(kgate("no-such-subcommand").rc, 2);
+  EXPECT_EQ(kgate("validate --no-such-option").rc, 2);
+  EXPECT_EQ(kgate("run").rc, 2);  // missing the required suite
+  EXPECT_EQ(kgate("bench --problem x.yaml").rc, 2);  // missing --candidate
+  EXPECT_EQ(kgate("run x.yaml --backend rocm").rc, 2);
+}
+
+// Whether a subcommand is built yet or not, pointing it at files that do not exist is a
+// usage error; one that is not built says so.
+TEST(Cli, UnbuiltOrMissingInputsExitTwo) {
+  const char* calls[] = {
+      "run /nonexistent-kgate/suites/none.yaml",
+      "bench --problem /nonexistent-kgate/p.yaml --candidate /nonexistent-kgate/k.cpp",
+      "merge /nonexistent-kgate/shard0 /nonexistent-kgate/shard1",
+  };
+  for (const char* c : calls) {
+    Result r = kgate(c);
+    EXPECT_EQ(r.rc, 2) << c << "\n" << r.out;
+    if (contains(r.out, "not available yet")) {
+      EXPECT_TRUE(contains(r.out, "kgate ")) << r.out;
+    }
+  }
+}
+
+TEST(Cli, ValidateGoodFixturesPasses) {
+  Result r = kgate("validate '" + fixture("good") + "'");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "validated 10 files: 0 errors")) << r.out;
+}
+
+TEST(Cli, ValidateBadFixturesExitsTwoWithEveryError) {
+  Result r = kgate("validate '" + fixture("bad") + "'");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "validated 11 files: ")) << r.out;
+  EXPECT_TRUE(contains(r.out, fixture("bad/suites/bad_suite.yaml") +
+                                  ":11:24: error: 'fail_on.correctness' cannot be false"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, fixture("bad/configs/gpus/syntax.yaml") + ":4:8: error: invalid YAML"))
+      << r.out;
+  // Diagnostics are one per line, each "file:line:col: error: ...".
+  size_t errors = 0;
+  for (size_t at = r.out.find(": error: "); at != std::string::npos; at = r.out.find(": error: ", at + 1))
+    ++errors;
+  EXPECT_GE(errors, 40u) << r.out;
+}
+
+TEST(Cli, ValidateMissingPathExitsTwo) {
+  Result r = kgate("validate /nonexistent-kgate-path");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "/nonexistent-kgate-path: error: no such file or directory")) << r.out;
+}
+
+TEST(Cli, ValidatePlanPrintsEverySuite) {
+  Result r = kgate("validate --plan '" + fixture("good") + "'");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "suite full: Every fixture level")) << r.out;
+  EXPECT_TRUE(contains(r.out, "suite minimal")) << r.out;
+  EXPECT_TRUE(contains(r.out, "on big-gpu (cuda backend): 4 problems")) << r.out;
+  EXPECT_TRUE(contains(r.out, "[skipped: no cuda starter]")) << r.out;
+  EXPECT_TRUE(contains(r.out, "3 experiments and 30 s per problem, 90 s per suite")) << r.out;
+}
+
+// The configs and suites the project ships validate, from the repository root and (by
+// falling back to the source tree) from anywhere else.
+TEST(Cli, ShippedConfigsValidate) {
+  std::string src = KGATE_SOURCE_DIR;
+  if (!std::filesystem::is_directory(src + "/kernelbench/native"))
+    GTEST_SKIP() << "kernelbench/native is not in this tree yet";
+  Result r = kgate("validate --plan", src);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, ": 0 errors")) << r.out;
+  EXPECT_TRUE(contains(r.out, "suite demo")) << r.out;
+  Result elsewhere = kgate("validate", "/");
+  EXPECT_EQ(elsewhere.rc, 0) << elsewhere.out;
+}
+
+}  // namespace

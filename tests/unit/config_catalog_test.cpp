@@ -1,0 +1,236 @@
+#include "config/catalog.h"
+
+#include <gtest/gtest.h>
+
+#include "config_fake_ops.h"
+#include "core/error.h"
+
+namespace kgate::config {
+namespace {
+
+using testing::fake_ops;
+using testing::fixture;
+using testing::lines_for;
+
+Catalog good_catalog() {
+  Diagnostics d;
+  Catalog cat = load_catalog({fixture("good")}, d, fake_ops());
+  EXPECT_TRUE(d.empty()) << d.str();
+  return cat;
+}
+
+std::vector<std::string> names(const std::vector<LevelProblem>& ps) {
+  std::vector<std::string> v;
+  for (const auto& p : ps) v.push_back(p.id);
+  return v;
+}
+
+TEST(ConfigCatalog, LoadsEveryKindFromADirectory) {
+  Catalog cat = good_catalog();
+  EXPECT_EQ(cat.files.size(), 10u);
+  ASSERT_EQ(cat.gpus.size(), 3u);
+  EXPECT_EQ(cat.gpus[0].id, "any-gpu");  // sorted by id
+  EXPECT_EQ(cat.levels.size(), 3u);
+  EXPECT_EQ(cat.suites.size(), 2u);
+  EXPECT_EQ(cat.problems.size(), 2u);
+  ASSERT_NE(cat.gpu("host"), nullptr);
+  ASSERT_NE(cat.level("kb"), nullptr);
+  ASSERT_NE(cat.suite("full"), nullptr);
+  EXPECT_EQ(cat.gpu("nope"), nullptr);
+}
+
+TEST(ConfigCatalog, LevelSelection) {
+  Catalog cat = good_catalog();
+  EXPECT_EQ(names(selected_problems(cat, *cat.level("nat"))),
+            (std::vector<std::string>{"nat/rms", "nat/softmax"}));
+  // A list keeps its own order.
+  EXPECT_EQ(names(selected_problems(cat, *cat.level("nat-pick"))),
+            (std::vector<std::string>{"nat-pick/rms", "nat-pick/softmax"}));
+  // KernelBench levels list the .py files below the root; `_`-files are not problems.
+  EXPECT_EQ(names(available_problems(cat, *cat.level("kb"))),
+            (std::vector<std::string>{"kb/level1/19_ReLU", "kb/level1/1_Square_matmul",
+                                      "kb/level2/1_Conv_ReLU"}));
+  auto kb = selected_problems(cat, *cat.level("kb"));
+  EXPECT_EQ(names(kb), (std::vector<std::string>{"kb/level1/19_ReLU", "kb/level1/1_Square_matmul"}));
+  EXPECT_EQ(kb[0].source, fixture("good/kernelbench/level1/19_ReLU.py"));
+  EXPECT_EQ(kb[0].native, nullptr);
+}
+
+TEST(ConfigCatalog, LoadingOneSuiteBringsItsConfigsAndProblems) {
+  Diagnostics d;
+  Catalog cat = load_catalog({fixture("good/suites/minimal.yaml")}, d, fake_ops());
+  EXPECT_TRUE(d.empty()) << d.str();
+  EXPECT_EQ(cat.suites.size(), 1u);
+  EXPECT_EQ(cat.gpus.size(), 3u);
+  EXPECT_EQ(cat.levels.size(), 3u);
+  EXPECT_EQ(cat.problems.size(), 2u);
+}
+
+TEST(ConfigCatalog, PlanOrderBackendsAndSkips) {
+  Catalog cat = good_catalog();
+  Plan plan = plan_suite(cat, *cat.suite("full"));
+  EXPECT_EQ(plan.suite.id, "full");
+  // Per GPU: the levels' selections in suite order, then extra problems not yet taken (the
+  // same file reached through two levels runs once).
+  std::vector<std::string> want = {"nat-pick/rms", "nat-pick/softmax", "kb/level1/19_ReLU",
+                                   "kb/level1/1_Square_matmul"};
+  for (const char* gpu : {"big-gpu", "host"}) {
+    auto items = plan.for_gpu(gpu);
+    std::vector<std::string> got;
+    for (const auto* it : items) got.push_back(it->problem);
+    EXPECT_EQ(got, want) << gpu;
+  }
+  ASSERT_EQ(plan.items.size(), 8u);
+  const PlanItem& rms_cuda = plan.items[0];
+  EXPECT_EQ(rms_cuda.gpu.id, "big-gpu");
+  EXPECT_EQ(rms_cuda.backend, "cuda");
+  EXPECT_EQ(rms_cuda.kind, "native");
+  ASSERT_TRUE(rms_cuda.native.has_value());
+  EXPECT_EQ(rms_cuda.native->op, "rmsnorm");
+  EXPECT_EQ(rms_cuda.skip_reason, "no cuda starter");
+  const PlanItem& softmax_cuda = plan.items[1];
+  EXPECT_EQ(softmax_cuda.skip_reason, "");
+  EXPECT_EQ(softmax_cuda.starter, fixture("good/native/starters/softmax.cu"));
+  EXPECT_EQ(plan.items[2].kind, "kernelbench");
+  EXPECT_FALSE(plan.items[2].skip_reason.empty());
+  const PlanItem& rms_host = plan.items[4];
+  EXPECT_EQ(rms_host.backend, "host");
+  EXPECT_EQ(rms_host.starter, fixture("good/native/starters/rms.cpp"));
+  EXPECT_EQ(rms_host.skip_reason, "");
+}
+
+TEST(ConfigCatalog, ExtraProblemsFollowTheLevels) {
+  Catalog cat = good_catalog();
+  Suite s = *cat.suite("minimal");
+  s.levels.clear();
+  s.problems = {"nat/softmax", "kb/level2/1_Conv_ReLU", "nat/softmax"};
+  Plan plan = plan_suite(cat, s);
+  ASSERT_EQ(plan.items.size(), 2u);
+  EXPECT_EQ(plan.items[0].problem, "nat/softmax");
+  EXPECT_EQ(plan.items[1].problem, "kb/level2/1_Conv_ReLU");
+}
+
+TEST(ConfigCatalog, PlanThrowsOnDanglingNames) {
+  Catalog cat = good_catalog();
+  Suite s = *cat.suite("minimal");
+  s.levels = {"nat", "ghost"};
+  s.gpus = {"host", "phantom"};
+  try {
+    plan_suite(cat, s);
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("level 'ghost'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("GPU target 'phantom'"), std::string::npos) << msg;
+  }
+}
+
+TEST(ConfigCatalog, MatchGpu) {
+  Catalog cat = good_catalog();
+  // A target that pins the compute capability beats a looser one.
+  EXPECT_EQ(match_gpu(cat, "Test GPU 9000", "9.0")->id, "big-gpu");
+  EXPECT_EQ(match_gpu(cat, "test gpu 9000", "9.0")->id, "big-gpu");  // case-insensitive
+  EXPECT_EQ(match_gpu(cat, "Test GPU 9000", "8.0")->id, "any-gpu");
+  EXPECT_EQ(match_gpu(cat, "Test GPU 10", "9.0")->id, "any-gpu");
+  EXPECT_EQ(match_gpu(cat, "NVIDIA H100", "9.0"), nullptr);
+  // An empty cc is a CPU: only host targets.
+  EXPECT_EQ(match_gpu(cat, "AMD EPYC 9654", "")->id, "host");
+  EXPECT_EQ(match_gpu(cat, "Test GPU 9000", "")->id, "host");
+}
+
+TEST(ConfigCatalog, FindProblem) {
+  Catalog cat = good_catalog();
+  ASSERT_NE(find_problem(cat, "nat/softmax"), nullptr);
+  EXPECT_EQ(find_problem(cat, "nat/softmax")->op, "softmax");
+  EXPECT_EQ(find_problem(cat, "nat-pick/rms")->op, "rmsnorm");
+  EXPECT_EQ(find_problem(cat, "softmax")->op, "softmax");  // bare id, one file holds it
+  EXPECT_EQ(find_problem(cat, "nat/nope"), nullptr);
+  EXPECT_EQ(find_problem(cat, "ghost/softmax"), nullptr);
+  EXPECT_EQ(find_problem(cat, "kb/level1/19_ReLU"), nullptr);  // not a native problem
+}
+
+TEST(ConfigCatalog, RepoRoot) {
+  EXPECT_EQ(repo_root_of(fixture("good/suites/full.yaml")), fixture("good"));
+  EXPECT_EQ(repo_root_of("/nonexistent-kgate-dir/suites/x.yaml"), "");
+  EXPECT_FALSE(default_repo_root().empty());
+}
+
+// ---- cross-file errors ---------------------------------------------------------------
+
+TEST(ConfigCatalog, BadTreeReportsDuplicatesAndDanglingNames) {
+  Diagnostics d;
+  Catalog cat = load_catalog({fixture("bad")}, d, fake_ops());
+  EXPECT_EQ(cat.files.size(), 11u);
+  std::string gpus = fixture("bad/configs/gpus/"), levels = fixture("bad/configs/levels/");
+  std::string native = fixture("bad/native");
+  EXPECT_EQ(lines_for(d, gpus + "host-b.yaml"),
+            (std::vector<std::string>{
+                gpus + "host-b.yaml:2:5: error: duplicate gpu target id 'host-a' (first defined at " +
+                    gpus + "host-a.yaml:2:5)",
+                gpus + "host-b.yaml:5:25: error: 'match.cc' is for cuda targets; a host target has no "
+                       "compute capability"}));
+  EXPECT_EQ(lines_for(d, levels + "dangling.yaml"),
+            (std::vector<std::string>{
+                levels + "dangling.yaml:6:21: error: level 'dangling' lists problem 'sofmax', which "
+                         "is not in '" + native + "' (did you mean 'softmax'?)",
+                levels + "dangling.yaml:7:11: error: 'baseline' must be one of reference, starter, "
+                         "got 'eager'"}));
+  EXPECT_EQ(lines_for(d, levels + "noroot.yaml"),
+            (std::vector<std::string>{
+                levels + "noroot.yaml:3:7: error: 'kind' must be one of native, kernelbench, got "
+                         "'natve' (did you mean 'native'?)",
+                levels + "noroot.yaml:4:7: error: level root '" + fixture("bad/nowhere") +
+                    "' is not a directory",
+                levels + "noroot.yaml:5:9: error: 'select: glob' needs a 'glob' pattern"}));
+  std::string dup = native + "/unknown_op.yaml";
+  EXPECT_EQ(lines_for(d, dup)[0], dup + ":2:5: error: duplicate native problem id 'softmax' (first "
+                                        "defined at " + native + "/softmax.yaml:2:5)");
+}
+
+TEST(ConfigCatalog, BadSuiteReportsEveryError) {
+  Diagnostics d;
+  std::string f = fixture("bad/suites/bad_suite.yaml");
+  load_catalog({f}, d, fake_ops());  // brings bad/configs along for the names
+  std::vector<std::string> want = {
+      f + ":1:10: error: unsupported version 2 (this kgate reads version 1)",
+      f + ":2:5: error: id 'bad suite' may only contain letters, digits, '_', '-' and '.'",
+      f + ":3:20: error: suite 'bad suite' names level 'missing-level', which is not defined in "
+          "configs/levels",
+      f + ":4:12: error: problem 'dangling/nope': level 'dangling' has no problem 'nope'",
+      f + ":4:27: error: problem 'softmax' must be written '<level>/<problem>', e.g. "
+          "'native/softmax'",
+      f + ":5:8: error: suite 'bad suite' runs backend 'cuda' but GPU target 'host-a' is a host "
+          "target",
+      f + ":5:16: error: suite 'bad suite' names GPU target 'hots-a', which is not defined in "
+          "configs/gpus (did you mean 'host-a'?)",
+      f + ":7:27: error: 'budget.max_experiments' must be >= 0, got -1",
+      f + ":7:47: error: 'budget.problem_wall_s' must be > 0, got 0",
+      f + ":8:15: error: 'agent.kind: command' needs 'agent.command'",
+      f + ":8:24: error: unknown key 'agent.timeout' (did you mean 'timeout_s'?)",
+      f + ":9:21: error: 'gates.confidence' must be in (0, 1), got 1.5",
+      f + ":9:33: error: 'gates.seeds' must be >= 1, got 0",
+      f + ":10:42: error: 'measurement.max_time_s' (1) is smaller than 'measurement.min_time_s' (2)",
+      f + ":11:24: error: 'fail_on.correctness' cannot be false: a correctness failure always fails "
+          "the pipeline",
+  };
+  EXPECT_EQ(lines_for(d, f), want);
+}
+
+TEST(ConfigCatalog, UnknownPathsAndKinds) {
+  Diagnostics d;
+  load_catalog({"/nonexistent-kgate-path", fixture("fake_op/odd.yaml")}, d, fake_ops());
+  EXPECT_EQ(d.str(), "/nonexistent-kgate-path: error: no such file or directory\n" +
+                        fixture("fake_op/odd.yaml") +
+                        ": error: cannot tell what kind of config this is: put it under a "
+                        "directory named gpus/, levels/, suites/ or native/");
+}
+
+TEST(ConfigCatalog, StrictPlanOfASuiteFile) {
+  Plan plan = plan_suite_file(fixture("good/suites/minimal.yaml"));
+  EXPECT_EQ(plan.suite.id, "minimal");
+  EXPECT_EQ(plan.items.size(), 2u);
+  EXPECT_THROW(plan_suite_file(fixture("bad/suites/bad_suite.yaml")), UsageError);
+}
+
+}  // namespace
+}  // namespace kgate::config
