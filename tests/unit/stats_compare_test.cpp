@@ -13,50 +13,14 @@
 
 #include "stats/descriptive.h"
 #include "stats/rng.h"
+#include "stats/synthetic.h"
 
 namespace kgate::stats {
 namespace {
 
 using gates::SpeedVerdict;
 
-// ---- synthetic interleaved timing samples ------------------------------------------------
-
-enum class Noise { kNormal, kLognormal, kOutliers, kBimodal, kDrift };
-
-struct Pair {
-  std::vector<double> baseline, candidate;
-};
-
-// One sample of a kernel whose true time is `t`, with relative noise `cv`.
-double draw(Rng& rng, Noise kind, double t, double cv) {
-  switch (kind) {
-    case Noise::kNormal:
-    case Noise::kDrift:
-      return t * (1 + cv * rng.normal());
-    case Noise::kLognormal:  // skewed, heavier right tail
-      return t * std::exp(cv * rng.normal());
-    case Noise::kOutliers:  // 5 % preemption spikes of +20..+200 %
-      if (rng.uniform() < 0.05) return t * (1.2 + 1.8 * rng.uniform());
-      return t * (1 + cv * rng.normal());
-    case Noise::kBimodal:  // two clock states 4 % apart, 70 / 30
-      return t * (rng.uniform() < 0.3 ? 1.04 : 1.0) * (1 + cv * rng.normal());
-  }
-  return t;
-}
-
-// ABAB... interleaving; `ratio` = candidate time / baseline time (1.03 = 3 % slower).
-// Drift: the machine slows by 3 % over the run, seen by both sides alike.
-Pair interleaved(uint64_t seed, int n, double ratio, double cv, Noise kind = Noise::kNormal,
-                 double t_us = 100) {
-  Rng rng(seed);
-  Pair p;
-  for (int i = 0; i < n; ++i) {
-    const double drift = kind == Noise::kDrift ? 1 + 0.03 * i / n : 1.0;
-    p.baseline.push_back(draw(rng, kind, t_us * drift, cv));
-    p.candidate.push_back(draw(rng, kind, t_us * drift * ratio, cv));
-  }
-  return p;
-}
+using namespace synthetic;
 
 struct Rates {
   int faster = 0, same = 0, slower = 0, unknown = 0, total = 0;
