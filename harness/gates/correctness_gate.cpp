@@ -1,0 +1,106 @@
+#include "gates/correctness_gate.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace kgate::gates {
+
+std::string fmt_num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+std::string format_index(int64_t flat, const std::vector<int64_t>& shape) {
+  if (flat < 0) return "[?]";
+  if (shape.size() <= 1) return "[" + std::to_string(flat) + "]";
+  std::vector<int64_t> idx(shape.size());
+  int64_t rest = flat;
+  for (std::size_t k = shape.size(); k-- > 0;) {
+    int64_t d = std::max<int64_t>(shape[k], 1);
+    idx[k] = rest % d;
+    rest /= d;
+  }
+  std::string s = "[";
+  for (std::size_t k = 0; k < idx.size(); ++k) s += (k ? "," : "") + std::to_string(idx[k]);
+  return s + "]";
+}
+
+CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseResult& r) {
+  CaseRow row;
+  row.case_id = c.check.case_id;
+  row.limit = c.check.atol;
+  auto numel_of = [&](const std::string& name) -> int64_t {
+    auto it = c.output_shapes.find(name);
+    if (it == c.output_shapes.end()) return -1;
+    int64_t n = 1;
+    for (int64_t d : it->second) n *= d;
+    return n;
+  };
+  auto of_total = [&](int64_t k, const std::string& name) {
+    int64_t n = numel_of(name);
+    return std::to_string(k) + (n >= 0 ? " of " + std::to_string(n) : "");
+  };
+  auto shape_of = [&](const std::string& name) {
+    auto it = c.output_shapes.find(name);
+    return it == c.output_shapes.end() ? std::vector<int64_t>{} : it->second;
+  };
+  auto fail = [&](std::string detail) {
+    row.pass = false;
+    row.detail = std::move(detail);
+    return row;
+  };
+  // Several outputs: name the one that fails (single-output ops read better without).
+  const bool multi = r.outputs.size() > 1;
+  auto out_name = [&](const protocol::OutputError& o) { return multi ? " of output " + o.name : std::string(); };
+
+  if (r.return_code != 0) return fail("kgate_run returned " + std::to_string(r.return_code));
+  if (r.outputs.empty()) return fail("the worker reported no outputs for this case");
+  for (const auto& o : r.outputs)
+    if (!o.shape_ok) return fail("output " + o.name + " has the wrong shape");
+  for (const auto& o : r.outputs) {
+    if (o.unwritten > 0) {
+      return fail(of_total(o.unwritten, o.name) + " elements" + out_name(o) +
+                  " never written (still hold the poison value)");
+    }
+  }
+  for (const auto& o : r.outputs) {
+    if (o.nan > 0 || o.inf > 0) {
+      row.error = std::numeric_limits<double>::infinity();
+      std::string what = o.nan > 0 && o.inf > 0 ? std::to_string(o.nan) + " NaN and " + std::to_string(o.inf) + " Inf"
+                         : o.nan > 0            ? std::to_string(o.nan) + " NaN"
+                                                : std::to_string(o.inf) + " Inf";
+      int64_t n = numel_of(o.name);
+      return fail(what + (n >= 0 ? " of " + std::to_string(n) : "") + " elements" + out_name(o) +
+                  " where the float64 truth is finite (first at " +
+                  format_index(o.worst_index, shape_of(o.name)) + ": got " + fmt_num(o.worst_got) +
+                  ", want " + fmt_num(o.worst_want) + ")");
+    }
+  }
+  // The case's error: the output with the largest max_abs_err.
+  const protocol::OutputError* worst = &r.outputs.front();
+  for (const auto& o : r.outputs)
+    if (o.max_abs_err > worst->max_abs_err) worst = &o;
+  row.error = worst->max_abs_err;
+  row.limit = c.check.atol + c.check.rtol * std::abs(worst->worst_want);
+  for (const auto& o : r.outputs) {
+    if (o.over_tol > 0) {
+      row.error = o.max_abs_err;
+      row.limit = c.check.atol + c.check.rtol * std::abs(o.worst_want);
+      return fail(of_total(o.over_tol, o.name) + " elements" + out_name(o) +
+                  " over tolerance (max_abs_err " + fmt_num(o.max_abs_err) + " > atol " +
+                  fmt_num(c.check.atol) + " + rtol " + fmt_num(c.check.rtol) +
+                  "·|want|, worst at " + format_index(o.worst_index, shape_of(o.name)) +
+                  ": got " + fmt_num(o.worst_got) + ", want " + fmt_num(o.worst_want) + ")");
+    }
+  }
+  if (r.inputs_modified) return fail("the candidate modified its inputs (inputs are read-only)");
+  if (!r.deterministic) {
+    return fail(std::to_string(c.check.repeats) +
+                " runs on identical inputs were not bitwise identical (nondeterministic)");
+  }
+  row.detail = "max_abs_err " + fmt_num(row.error) + " <= " + fmt_num(row.limit);
+  return row;
+}
+
+}  // namespace kgate::gates

@@ -1,0 +1,97 @@
+#include "gates/performance_gate.h"
+
+#include <cstdio>
+
+#include "gates/correctness_gate.h"
+#include "stats/compare.h"
+
+namespace kgate::gates {
+namespace {
+
+std::string us(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g us", v);
+  return buf;
+}
+
+}  // namespace
+
+PerformanceJudgement judge_performance(const protocol::TimeResult& r, const std::string& case_id,
+                                       const config::GateThresholds& t, double bandwidth_gbps,
+                                       int min_samples) {
+  PerformanceJudgement out;
+  GateResult& g = out.gate;
+  g.gate = Gate::kPerformance;
+  g.status = GateStatus::kPass;
+
+  auto find = [&](const char* slot) -> const std::vector<double>* {
+    auto it = r.samples_us.find(slot);
+    return it == r.samples_us.end() || it->second.empty() ? nullptr : &it->second;
+  };
+  const auto* cand = find("candidate");
+  const auto* base = find("baseline");
+  if (!cand || !base) {
+    g.status = GateStatus::kError;
+    g.fault = Fault::kWorkerError;
+    g.failed_case = case_id;
+    g.reason = std::string("performance: case ") + case_id + ": the worker returned no samples for the " +
+               (!cand ? "candidate" : "baseline");
+    return out;
+  }
+
+  stats::CompareOptions o;
+  o.keep_threshold = t.keep_threshold;
+  o.regression_threshold = t.regression_threshold;
+  o.confidence = t.confidence;
+  o.min_samples = std::max(2, std::min(min_samples, 10));
+  stats::Comparison c = stats::compare(*base, *cand, o);
+  out.timing = stats::to_timing(c, *base, *cand, r.timer, r.min_bytes, bandwidth_gbps);
+  Timing& tm = out.timing;
+
+  char ci[128];
+  std::snprintf(ci, sizeof ci, "speedup %.3fx [%.3f, %.3f], p=%.2g", tm.speedup, tm.speedup_lo,
+                tm.speedup_hi, tm.p_value);
+  CaseRow speed;
+  speed.case_id = case_id;
+  speed.error = tm.candidate_us;
+  speed.limit = tm.baseline_us;
+  speed.pass = tm.verdict != SpeedVerdict::kSlower;
+  speed.detail = "candidate " + us(tm.candidate_us) + " vs baseline " + us(tm.baseline_us) + ": " +
+                 ci + ", " + nlohmann::json(tm.verdict).get<std::string>();
+  g.rows.push_back(speed);
+
+  CaseRow roof;
+  roof.case_id = case_id + " roofline";
+  roof.error = tm.candidate_us;
+  roof.limit = t.roofline_slack * tm.roofline_floor_us;
+  if (tm.roofline_floor_us > 0) {
+    roof.pass = tm.candidate_us >= roof.limit;
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.0f%%", 100 * tm.pct_roofline);
+    roof.detail = "floor " + us(tm.roofline_floor_us) + " (" + fmt_num(r.min_bytes) + " bytes at " +
+                  fmt_num(bandwidth_gbps) + " GB/s); candidate at " + pct + " of roofline";
+  } else {
+    roof.detail = "no roofline floor (bandwidth or byte count unknown)";
+  }
+  g.rows.push_back(roof);
+
+  auto fail = [&](const std::string& why) {
+    g.status = GateStatus::kFail;
+    g.failed_case = case_id;
+    g.reason = "performance: case " + case_id + ": " + why;
+  };
+  if (r.side_stream_work) {
+    fail("work was still pending outside the timed stream at the end of a sample "
+         "(launches on other streams escape the timing)");
+  } else if (!roof.pass) {
+    fail("does less work than the problem requires: candidate median " + us(tm.candidate_us) +
+         " < " + fmt_num(t.roofline_slack) + " x roofline floor " + us(tm.roofline_floor_us) +
+         " (" + fmt_num(r.min_bytes) + " bytes at " + fmt_num(bandwidth_gbps) + " GB/s)");
+  } else if (tm.verdict == SpeedVerdict::kSlower) {
+    fail("slower than the baseline: candidate " + us(tm.candidate_us) + " vs baseline " +
+         us(tm.baseline_us) + ", " + ci);
+  }
+  return out;
+}
+
+}  // namespace kgate::gates

@@ -1,0 +1,284 @@
+#include "gates/static_gate.h"
+
+#include <git2.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace kgate::gates {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// True when the ' at src[i] continues a numeric literal (1'000, 0xFF'FF), i.e. the run of
+// literal characters before it starts with a digit. u8'a' and L'a' start with a letter.
+bool in_number(std::string_view src, std::size_t i) {
+  std::size_t b = i;
+  while (b > 0 && (is_ident_char(src[b - 1]) || src[b - 1] == '\'' || src[b - 1] == '.')) --b;
+  return b < i && std::isdigit(static_cast<unsigned char>(src[b]));
+}
+
+struct Rule {
+  std::string_view rule;
+  std::string_view message;
+};
+
+constexpr Rule kStreams{"streams", "candidates must launch on the stream they are given, not create their own (work on another stream escapes the timing)"};
+constexpr Rule kThreads{"threads", "candidates must not start threads or processes"};
+constexpr Rule kProcesses{"processes", "candidates must not run other programs"};
+constexpr Rule kFileIo{"file-io", "candidates must not read or write files or sockets"};
+constexpr Rule kDevice{"device", "candidates must not reset or switch the device"};
+
+// Calls: the name followed by "(". The last component of a qualified name counts, so
+// `std::system(` and `::open(` match too.
+const Rule* call_rule(std::string_view last) {
+  static const std::set<std::string_view> threads = {"pthread_create", "fork", "vfork", "clone"};
+  static const std::set<std::string_view> procs = {"system",  "popen",  "execl",   "execlp",
+                                                   "execle",  "execv",  "execvp",  "execvpe",
+                                                   "execve",  "fexecve", "posix_spawn", "posix_spawnp"};
+  static const std::set<std::string_view> io = {"fopen", "freopen", "open",   "openat",
+                                                "creat", "socket",  "connect"};
+  if (threads.count(last)) return &kThreads;
+  if (procs.count(last)) return &kProcesses;
+  if (io.count(last)) return &kFileIo;
+  return nullptr;
+}
+
+// Names that are forbidden wherever they appear (types, functions taken by address).
+const Rule* name_rule(std::string_view qualified, std::string_view last) {
+  if (last.starts_with("cudaStreamCreate") || last.starts_with("cuStreamCreate")) return &kStreams;
+  if (last == "cudaDeviceReset" || last == "cudaSetDevice" || last == "cuDevicePrimaryCtxReset") return &kDevice;
+  bool in_std = qualified.starts_with("std::");
+  if (in_std && (last == "thread" || last == "jthread" || last == "async")) return &kThreads;
+  if (in_std && (last == "ofstream" || last == "ifstream" || last == "fstream" ||
+                 last == "basic_ofstream" || last == "basic_ifstream" || last == "basic_fstream")) {
+    return &kFileIo;
+  }
+  return nullptr;
+}
+
+std::string git_blob_id(const void* data, std::size_t n) {
+  static std::once_flag once;
+  std::call_once(once, [] { git_libgit2_init(); });
+  git_oid oid;
+  if (git_odb_hash(&oid, data, n, GIT_OBJECT_BLOB) != 0) throw InfraError("workspace hash: git_odb_hash failed");
+  char hex[GIT_OID_HEXSZ + 1];
+  git_oid_tostr(hex, sizeof hex, &oid);
+  return hex;
+}
+
+}  // namespace
+
+std::string LintFinding::str() const {
+  return "line " + std::to_string(line) + ":" + std::to_string(column) + ": " + token + ": " + message;
+}
+
+std::string strip_comments_and_strings(std::string_view src) {
+  std::string out(src);
+  const std::size_t n = src.size();
+  auto blank = [&](std::size_t i) {
+    if (out[i] != '\n') out[i] = ' ';
+  };
+  std::size_t i = 0;
+  while (i < n) {
+    char c = src[i];
+    if (c == '/' && i + 1 < n && src[i + 1] == '/') {
+      // Line comment; a backslash-newline continues it.
+      while (i < n && src[i] != '\n') {
+        if (src[i] == '\\' && i + 1 < n && src[i + 1] == '\n') {
+          blank(i);
+          i += 2;
+          continue;
+        }
+        blank(i++);
+      }
+      continue;
+    }
+    if (c == '/' && i + 1 < n && src[i + 1] == '*') {
+      blank(i++);
+      blank(i++);
+      while (i < n && !(src[i] == '*' && i + 1 < n && src[i + 1] == '/')) blank(i++);
+      if (i < n) {
+        blank(i++);
+        blank(i++);
+      }
+      continue;
+    }
+    if (c == 'R' && i + 1 < n && src[i + 1] == '"' && (i == 0 || !is_ident_char(src[i - 1]) ||
+                                                       src[i - 1] == 'u' || src[i - 1] == 'U' ||
+                                                       src[i - 1] == 'L' || src[i - 1] == '8')) {
+      // Raw string R"delim( ... )delim".
+      std::size_t open = src.find('(', i + 2);
+      if (open != std::string_view::npos) {
+        std::string close = ")" + std::string(src.substr(i + 2, open - i - 2)) + "\"";
+        std::size_t end = src.find(close, open + 1);
+        std::size_t stop = end == std::string_view::npos ? n : end + close.size();
+        for (std::size_t k = i + 1; k < stop; ++k) blank(k);
+        i = stop;
+        continue;
+      }
+    }
+    if (c == '"' || (c == '\'' && !in_number(src, i))) {
+      // String or character literal (a ' inside a number is a digit separator).
+      const char quote = c;
+      blank(i++);
+      while (i < n && src[i] != quote && src[i] != '\n') {
+        if (src[i] == '\\' && i + 1 < n) blank(i++);
+        blank(i++);
+      }
+      if (i < n && src[i] == quote) blank(i++);
+      continue;
+    }
+    ++i;
+  }
+  return out;
+}
+
+std::vector<LintFinding> lint_candidate(std::string_view source) {
+  const std::string s = strip_comments_and_strings(source);
+  std::vector<LintFinding> found;
+  // Line starts, for line/column of a byte offset.
+  std::vector<std::size_t> line_start{0};
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s[i] == '\n') line_start.push_back(i + 1);
+  auto add = [&](std::size_t pos, const Rule& r, std::string token) {
+    auto it = std::upper_bound(line_start.begin(), line_start.end(), pos);
+    int line = static_cast<int>(it - line_start.begin());
+    int col = static_cast<int>(pos - line_start[static_cast<std::size_t>(line - 1)]) + 1;
+    found.push_back({line, col, std::string(r.rule), std::move(token), std::string(r.message)});
+  };
+
+  // #include <thread> (the header itself: nothing in it is usable by a candidate).
+  for (std::size_t l = 0; l < line_start.size(); ++l) {
+    std::size_t b = line_start[l];
+    std::size_t e = l + 1 < line_start.size() ? line_start[l + 1] : s.size();
+    std::string line = s.substr(b, e - b);
+    std::string compact;
+    for (char c : line)
+      if (!std::isspace(static_cast<unsigned char>(c))) compact += c;
+    if (compact.starts_with("#include<thread>") || compact.starts_with("#include<future>")) {
+      add(b + line.find('#'), kThreads, compact.substr(std::string("#include").size()));
+    }
+  }
+
+  std::size_t i = 0;
+  while (i < s.size()) {
+    if (!is_ident_char(s[i]) || (i > 0 && is_ident_char(s[i - 1])) ||
+        std::isdigit(static_cast<unsigned char>(s[i]))) {
+      ++i;
+      continue;
+    }
+    // A possibly qualified name: a::b::c (a leading "::" is part of the previous char run).
+    std::size_t start = i;
+    std::size_t last_start = i;
+    while (true) {
+      while (i < s.size() && is_ident_char(s[i])) ++i;
+      if (i + 2 < s.size() && s[i] == ':' && s[i + 1] == ':' && is_ident_char(s[i + 2])) {
+        i += 2;
+        last_start = i;
+        continue;
+      }
+      break;
+    }
+    std::string_view qualified(s.data() + start, i - start);
+    std::string_view last(s.data() + last_start, i - last_start);
+    if (const Rule* r = name_rule(qualified, last)) {
+      add(start, *r, std::string(qualified));
+      continue;
+    }
+    std::size_t j = i;
+    while (j < s.size() && (s[j] == ' ' || s[j] == '\t')) ++j;
+    if (j < s.size() && s[j] == '(') {
+      // Declarations of a same-named member are calls too for our purpose: candidates
+      // have no reason to name anything this way.
+      if (const Rule* r = call_rule(last)) add(start, *r, std::string(qualified) + "(");
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const LintFinding& a, const LintFinding& b) {
+    return a.line != b.line ? a.line < b.line : a.column < b.column;
+  });
+  return found;
+}
+
+std::map<std::string, std::string> snapshot_workspace(const std::string& dir,
+                                                      const std::string& exclude) {
+  std::error_code ec;
+  fs::path root = fs::weakly_canonical(dir, ec);
+  if (ec || !fs::is_directory(root)) throw InfraError("workspace " + dir + " is not a directory");
+  fs::path excl;
+  if (!exclude.empty()) {
+    fs::path e(exclude);
+    excl = fs::weakly_canonical(e.is_absolute() ? e : root / e, ec);
+  }
+  std::map<std::string, std::string> out;
+  fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
+  if (ec) throw InfraError("workspace " + dir + ": " + ec.message());
+  for (; it != end; it.increment(ec)) {
+    if (ec) throw InfraError("workspace " + dir + ": " + ec.message());
+    const fs::path& p = it->path();
+    if (p.filename() == ".git") {
+      it.disable_recursion_pending();
+      continue;
+    }
+    std::string rel = fs::relative(p, root).generic_string();
+    if (it->is_symlink()) {
+      std::string target = fs::read_symlink(p, ec).string();
+      out[rel] = "link:" + git_blob_id(target.data(), target.size());
+      continue;
+    }
+    if (!it->is_regular_file()) continue;
+    if (!excl.empty() && fs::weakly_canonical(p, ec) == excl) continue;
+    std::ifstream in(p, std::ios::binary);
+    if (!in) throw InfraError("workspace: cannot read " + p.string());
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    std::string bytes = ss.str();
+    out[rel] = git_blob_id(bytes.data(), bytes.size());
+  }
+  return out;
+}
+
+std::string hash_workspace(const std::string& dir, const std::string& exclude) {
+  std::string manifest;
+  for (const auto& [path, id] : snapshot_workspace(dir, exclude)) {
+    manifest += path;
+    manifest += '\0';
+    manifest += id;
+    manifest += '\n';
+  }
+  return git_blob_id(manifest.data(), manifest.size());
+}
+
+std::string hash_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string bytes = ss.str();
+  return git_blob_id(bytes.data(), bytes.size());
+}
+
+std::vector<std::string> workspace_changes(const std::map<std::string, std::string>& before,
+                                           const std::map<std::string, std::string>& after) {
+  std::vector<std::string> changed;
+  for (const auto& [p, id] : before) {
+    auto it = after.find(p);
+    if (it == after.end()) changed.push_back(p + " (removed)");
+    else if (it->second != id) changed.push_back(p + " (modified)");
+  }
+  for (const auto& [p, id] : after)
+    if (!before.count(p)) changed.push_back(p + " (added)");
+  std::sort(changed.begin(), changed.end());
+  return changed;
+}
+
+}  // namespace kgate::gates

@@ -1,0 +1,86 @@
+#include "gates/correctness_gate.h"
+
+#include <gtest/gtest.h>
+
+namespace kgate::gates {
+namespace {
+
+using protocol::CaseResult;
+using protocol::Json;
+
+CorrectnessCase softmax_case() {
+  CorrectnessCase c;
+  c.check.case_id = "seed=123456/R=33,C=4097/f16/signed";
+  c.check.seed = 123456;
+  c.check.dims = {{"R", 33}, {"C", 4097}};
+  c.check.dtype = "f16";
+  c.check.dist = "signed";
+  c.check.atol = 1e-3;
+  c.check.rtol = 1e-3;
+  c.output_shapes["y"] = {33, 4097};
+  return c;
+}
+
+// Canned worker answers, as JSON the way kgate-native sends them.
+CaseResult result(const std::string& json) { return Json::parse(json).get<CaseResult>(); }
+
+TEST(CorrectnessGate, PassesCleanCase) {
+  auto r = result(R"({"case_id":"x","return_code":0,"inputs_modified":false,"deterministic":true,
+     "outputs":[{"name":"y","max_abs_err":2e-4,"rel_l2_err":1e-4,"over_tol":0,"worst_index":5,
+                 "worst_got":0.1,"worst_want":0.1002}]})");
+  CaseRow row = judge_correctness_case(softmax_case(), r);
+  EXPECT_TRUE(row.pass) << row.detail;
+  EXPECT_DOUBLE_EQ(row.error, 2e-4);
+  EXPECT_NEAR(row.limit, 1e-3 + 1e-3 * 0.1002, 1e-12);
+}
+
+TEST(CorrectnessGate, OverToleranceNamesCountTotalAndWorstElement) {
+  auto r = result(R"({"return_code":0,"deterministic":true,
+     "outputs":[{"name":"y","max_abs_err":0.5,"over_tol":1312,"worst_index":4096,
+                 "worst_got":0.5,"worst_want":0.0021}]})");
+  CaseRow row = judge_correctness_case(softmax_case(), r);
+  EXPECT_FALSE(row.pass);
+  EXPECT_EQ(row.detail,
+            "1312 of 135201 elements over tolerance (max_abs_err 0.5 > atol 0.001 + rtol 0.001·|want|, "
+            "worst at [0,4096]: got 0.5, want 0.0021)");
+  EXPECT_DOUBLE_EQ(row.error, 0.5);
+}
+
+TEST(CorrectnessGate, RulesInOrder) {
+  auto c = softmax_case();
+  auto judge = [&](const std::string& j) { return judge_correctness_case(c, result(j)).detail; };
+  EXPECT_EQ(judge(R"({"return_code":3,"outputs":[{"name":"y","unwritten":5}]})"), "kgate_run returned 3");
+  EXPECT_NE(judge(R"({"outputs":[{"name":"y","shape_ok":false}]})").find("wrong shape"), std::string::npos);
+  // Unwritten elements are also NaN and over tolerance: the unwritten rule explains them.
+  EXPECT_EQ(judge(R"({"outputs":[{"name":"y","unwritten":3,"nan":3,"over_tol":3}]})"),
+            "3 of 135201 elements never written (still hold the poison value)");
+  EXPECT_NE(judge(R"({"outputs":[{"name":"y","nan":7,"over_tol":7,"worst_index":0}]})")
+                .find("7 NaN of 135201 elements where the float64 truth is finite"),
+            std::string::npos);
+  EXPECT_NE(judge(R"({"outputs":[{"name":"y","inf":2}]})").find("2 Inf"), std::string::npos);
+  EXPECT_NE(judge(R"({"inputs_modified":true,"outputs":[{"name":"y"}]})").find("modified its inputs"),
+            std::string::npos);
+  EXPECT_NE(judge(R"({"deterministic":false,"outputs":[{"name":"y"}]})").find("not bitwise identical"),
+            std::string::npos);
+  EXPECT_NE(judge(R"({"outputs":[]})").find("no outputs"), std::string::npos);
+}
+
+TEST(CorrectnessGate, MultipleOutputsNameTheFailingOne) {
+  auto c = softmax_case();
+  c.output_shapes["mean"] = {33};
+  auto r = result(R"({"outputs":[{"name":"y"},{"name":"mean","over_tol":1,"max_abs_err":1,"worst_index":2}]})");
+  CaseRow row = judge_correctness_case(c, r);
+  EXPECT_FALSE(row.pass);
+  EXPECT_NE(row.detail.find("1 of 33 elements of output mean over tolerance"), std::string::npos) << row.detail;
+  EXPECT_NE(row.detail.find("worst at [2]"), std::string::npos) << row.detail;
+}
+
+TEST(CorrectnessGate, FormatIndex) {
+  EXPECT_EQ(format_index(16384, {8, 4096}), "[4,0]");
+  EXPECT_EQ(format_index(5, {2, 3, 4}), "[0,1,1]");
+  EXPECT_EQ(format_index(7, {}), "[7]");
+  EXPECT_EQ(format_index(-1, {3}), "[?]");
+}
+
+}  // namespace
+}  // namespace kgate::gates

@@ -1,0 +1,75 @@
+#include "gates/oracle_gate.h"
+
+#include <limits>
+
+#include <gtest/gtest.h>
+
+namespace kgate::gates {
+namespace {
+
+using protocol::CaseResult;
+using protocol::OutputError;
+
+CorrectnessCase f32_case() {
+  CorrectnessCase c;
+  c.check.case_id = "seed=1/R=4,C=32/f32/normal";
+  c.check.dtype = "f32";
+  return c;
+}
+
+CaseResult with_err(double rel_l2) {
+  CaseResult r;
+  OutputError o;
+  o.name = "y";
+  o.rel_l2_err = rel_l2;
+  r.outputs.push_back(o);
+  return r;
+}
+
+TEST(OracleGate, WithinRhoTimesBaseline) {
+  config::GateThresholds t;  // rho 10, floor 4 ulps
+  CaseRow row = judge_oracle_case(f32_case(), with_err(5e-6), with_err(1e-6), t);
+  EXPECT_TRUE(row.pass) << row.detail;
+  EXPECT_DOUBLE_EQ(row.error, 5e-6);
+  EXPECT_DOUBLE_EQ(row.limit, 1e-5);
+}
+
+TEST(OracleGate, FailsAboveAndReportsBothNumbers) {
+  config::GateThresholds t;
+  CaseRow row = judge_oracle_case(f32_case(), with_err(3e-4), with_err(1e-6), t);
+  EXPECT_FALSE(row.pass);
+  EXPECT_EQ(row.detail, "rel_l2_err 0.0003 vs float64 truth > 10 x baseline's 1e-06 = 1e-05 (ratio 300)");
+}
+
+TEST(OracleGate, FloorProtectsAgainstAnExactBaseline) {
+  config::GateThresholds t;
+  const double eps = 1.1920928955078125e-7;
+  // Baseline exact (0): the bound is rho * 4 ulps.
+  CaseRow ok = judge_oracle_case(f32_case(), with_err(30 * eps), with_err(0), t);
+  EXPECT_TRUE(ok.pass) << ok.detail;
+  EXPECT_DOUBLE_EQ(ok.limit, 40 * eps);
+  CaseRow bad = judge_oracle_case(f32_case(), with_err(50 * eps), with_err(0), t);
+  EXPECT_FALSE(bad.pass);
+  EXPECT_NE(bad.detail.find("floor"), std::string::npos) << bad.detail;
+}
+
+TEST(OracleGate, NanCandidateFailsNonFiniteBaselineGivesNoBound) {
+  config::GateThresholds t;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(judge_oracle_case(f32_case(), with_err(nan), with_err(1e-6), t).pass);
+  CaseRow row = judge_oracle_case(f32_case(), with_err(1), with_err(nan), t);
+  EXPECT_TRUE(row.pass);
+  EXPECT_NE(row.detail.find("no bound"), std::string::npos);
+}
+
+TEST(OracleGate, HalfPrecisionFloorIsWider) {
+  config::GateThresholds t;
+  CorrectnessCase c = f32_case();
+  c.check.dtype = "f16";
+  // 4 ulps of f16 = 3.9e-3; x10 = 3.9e-2.
+  EXPECT_TRUE(judge_oracle_case(c, with_err(3e-2), with_err(1e-4), t).pass);
+  EXPECT_FALSE(judge_oracle_case(c, with_err(5e-2), with_err(1e-4), t).pass);
+}
+
+}  // namespace
+}  // namespace kgate::gates

@@ -1,0 +1,152 @@
+#include "gates/static_gate.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace kgate::gates {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> tokens(const std::vector<LintFinding>& f) {
+  std::vector<std::string> out;
+  for (const auto& x : f) out.push_back(x.token);
+  return out;
+}
+
+TEST(Lint, FindsEachForbiddenConstructWithItsLine) {
+  const char* src =
+      "#include <thread>\n"                              // 1
+      "void f() {\n"                                     // 2
+      "  cudaStream_t s; cudaStreamCreate(&s);\n"        // 3
+      "  std::thread t([]{});\n"                         // 4
+      "  auto fut = std::async([]{ return 1; });\n"      // 5
+      "  pthread_create(0, 0, 0, 0);\n"                  // 6
+      "  if (fork() == 0) execvp(\"sh\", 0);\n"          // 7
+      "  system(\"ls\"); popen(\"ls\", \"r\");\n"        // 8
+      "  FILE* fp = fopen(\"/etc/passwd\", \"r\");\n"    // 9
+      "  std::ofstream out(\"x\"); std::ifstream in;\n"  // 10
+      "  int fd = open(\"x\", 0); socket(1, 2, 3); connect(fd, 0, 0);\n"  // 11
+      "  cudaDeviceReset(); cudaSetDevice(1); cuStreamCreate(0, 0);\n"    // 12
+      "}\n";
+  auto f = lint_candidate(src);
+  std::vector<std::string> want = {"<thread>", "cudaStreamCreate", "std::thread", "std::async",
+                                   "pthread_create(", "fork(", "execvp(", "system(", "popen(",
+                                   "fopen(", "std::ofstream", "std::ifstream", "open(", "socket(",
+                                   "connect(", "cudaDeviceReset", "cudaSetDevice", "cuStreamCreate"};
+  EXPECT_EQ(tokens(f), want);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].line, 1);
+  EXPECT_EQ(f[0].rule, "threads");
+  EXPECT_EQ(f[1].line, 3);
+  EXPECT_EQ(f[1].column, 19);
+  EXPECT_EQ(f[1].rule, "streams");
+  EXPECT_EQ(f[2].line, 4);
+  EXPECT_EQ(f.back().line, 12);
+  EXPECT_NE(f[2].str().find("line 4:3: std::thread: "), std::string::npos) << f[2].str();
+}
+
+TEST(Lint, IgnoresCommentsStringsAndLookalikes) {
+  const char* src =
+      "// std::thread t; fopen(\"x\"); system(\"rm\");\n"
+      "/* cudaStreamCreate(&s);\n"
+      "   pthread_create */\n"
+      "const char* a = \"std::thread fopen( socket(\";\n"
+      "const char* b = R\"x(system(\"ls\") \" open( )x\";\n"
+      "char c = '\\''; char d = '\"';\n"
+      "int reopen_count = 0, open_files = 1, my_open(int);\n"
+      "thread_local int tl = 0;\n"
+      "struct S { void opened(); void fopen_like(); };\n"
+      "int n = 1'000'000; int h = 0xFF'FF;\n"
+      "int e = 1e3;\n";
+  auto f = lint_candidate(src);
+  EXPECT_TRUE(f.empty()) << f.front().str();
+}
+
+TEST(Lint, DigitSeparatorsDoNotHideCode) {
+  // A hex literal with a separator must not open a "character literal" that swallows
+  // the rest of the line.
+  auto f = lint_candidate("int h = 0xF'F; system(\"x\");\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].token, "system(");
+}
+
+TEST(Lint, StripKeepsLinesAndColumns) {
+  std::string src = "a /* x\ny */ b // z\n\"s\\\"t\" c\n";
+  std::string s = strip_comments_and_strings(src);
+  ASSERT_EQ(s.size(), src.size());
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 3);
+  EXPECT_EQ(s.find('x'), std::string::npos);
+  EXPECT_EQ(s.find('z'), std::string::npos);
+  EXPECT_EQ(s.find('s'), std::string::npos);
+  EXPECT_EQ(s[src.find('b')], 'b');
+  EXPECT_EQ(s[src.find('c')], 'c');
+}
+
+TEST(Lint, FixtureCandidates) {
+  auto read = [](const std::string& name) {
+    std::ifstream in(std::string(KGATE_TEST_DATA) + "/candidates/softmax/" + name);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_TRUE(lint_candidate(read("ok.cpp")).empty());
+  auto f = lint_candidate(read("forbidden_thread.cpp"));
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].rule, "threads");
+}
+
+class WorkspaceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("kgate_ws_test_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "sub");
+    fs::create_directories(dir_ / ".git");
+    write("kernel.cpp", "int k;");
+    write("sub/helper.h", "int h;");
+    write(".git/HEAD", "ref: x");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  void write(const std::string& rel, const std::string& text) { std::ofstream(dir_ / rel) << text; }
+  fs::path dir_;
+};
+
+TEST_F(WorkspaceTest, HashIgnoresTheCandidateAndGitButNotTheRest) {
+  const std::string d = dir_.string();
+  const std::string h0 = hash_workspace(d, "kernel.cpp");
+  EXPECT_EQ(h0, hash_workspace(d, (dir_ / "kernel.cpp").string()));  // absolute = relative
+  write("kernel.cpp", "int k2;");
+  write(".git/HEAD", "ref: y");
+  EXPECT_EQ(hash_workspace(d, "kernel.cpp"), h0);
+  write("sub/helper.h", "int h2;");
+  std::string h1 = hash_workspace(d, "kernel.cpp");
+  EXPECT_NE(h1, h0);
+  write("new.txt", "x");
+  EXPECT_NE(hash_workspace(d, "kernel.cpp"), h1);
+}
+
+TEST_F(WorkspaceTest, ChangesAreListed) {
+  auto before = snapshot_workspace(dir_.string(), "kernel.cpp");
+  EXPECT_EQ(before.size(), 1u);  // sub/helper.h
+  write("sub/helper.h", "changed");
+  write("added.h", "x");
+  auto after = snapshot_workspace(dir_.string(), "kernel.cpp");
+  std::vector<std::string> want = {"added.h (added)", "sub/helper.h (modified)"};
+  EXPECT_EQ(workspace_changes(before, after), want);
+  fs::remove(dir_ / "sub/helper.h");
+  auto gone = snapshot_workspace(dir_.string(), "kernel.cpp");
+  EXPECT_EQ(workspace_changes(after, gone), std::vector<std::string>{"sub/helper.h (removed)"});
+}
+
+TEST_F(WorkspaceTest, HashFileIsTheGitBlobId) {
+  write("hello.txt", "hello\n");
+  // `printf 'hello\n' | git hash-object --stdin`
+  EXPECT_EQ(hash_file((dir_ / "hello.txt").string()), "ce013625030ba8dba906f756967f9e9ca394464a");
+  EXPECT_EQ(hash_file((dir_ / "missing").string()), "");
+}
+
+}  // namespace
+}  // namespace kgate::gates
