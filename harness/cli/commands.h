@@ -41,6 +41,8 @@ struct BenchOptions {
   std::optional<uint64_t> seed;
   std::string gpu;
   double timeout_s = 120;
+  std::optional<double> min_time_s;  // measurement overrides (default: config defaults)
+  std::optional<double> max_time_s;
 };
 ExitCode cmd_bench(const BenchOptions& o);
 

@@ -64,6 +64,8 @@ int main(int argc, char** argv) {
   c_bench->add_option("--gpu", bench.gpu, "GPU target id (default: detect)");
   c_bench->add_option("--timeout", bench.timeout_s, "Per-request deadline in seconds")
       ->capture_default_str();
+  c_bench->add_option("--min-time", bench.min_time_s, "Minimum timing per side in seconds");
+  c_bench->add_option("--max-time", bench.max_time_s, "Maximum timing per side in seconds");
 
   ReportOptions report;
   auto* c_report = app.add_subcommand("report", "Regenerate reports from result records or history");

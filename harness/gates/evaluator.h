@@ -23,6 +23,7 @@ struct EvalOptions {
   config::MeasurementConfig measurement;
   double bandwidth_gbps = 0;             // roofline ceiling; 0 = worker-measured
   double request_timeout_s = 120;        // per worker request
+  double compile_timeout_s = 0;          // per compile request; 0 = request_timeout_s
   bool run_performance = true;
 };
 

@@ -1,0 +1,443 @@
+#include "gates/evaluator.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "gates/case_plan.h"
+#include "gates/correctness_gate.h"
+#include "gates/oracle_gate.h"
+#include "gates/performance_gate.h"
+#include "gates/static_gate.h"
+#include "worker/worker.h"
+
+namespace kgate::gates {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using protocol::Json;
+
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string gate_name(Gate g) { return nlohmann::json(g).get<std::string>(); }
+
+// The first lines of a compiler log worth showing: the error lines (with the line after
+// each, usually the offending source), else the log's beginning.
+std::string first_errors(const std::string& log, std::size_t max_lines = 6) {
+  std::vector<std::string> lines;
+  std::istringstream in(log);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::vector<std::string> picked;
+  for (std::size_t i = 0; i < lines.size() && picked.size() < max_lines; ++i) {
+    if (lines[i].find("error") != std::string::npos) {
+      picked.push_back(lines[i]);
+      if (i + 1 < lines.size() && picked.size() < max_lines) picked.push_back(lines[++i]);
+    }
+  }
+  if (picked.empty())
+    for (std::size_t i = 0; i < lines.size() && picked.size() < max_lines; ++i) picked.push_back(lines[i]);
+  std::string out;
+  for (const auto& l : picked) out += (out.empty() ? "" : "\n") + l;
+  return out.empty() ? "(empty compiler log)" : out;
+}
+
+std::string dims_str(const ops::Op& op, const ops::Dims& dims) {
+  std::string s;
+  for (const auto& d : op.dims())
+    if (auto it = dims.find(d); it != dims.end()) s += (s.empty() ? "" : ",") + d + "=" + std::to_string(it->second);
+  for (const auto& [k, v] : dims)
+    if (s.find(k + "=") == std::string::npos) s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  return s;
+}
+
+std::string absolute(const std::string& p) {
+  std::error_code ec;
+  fs::path a = fs::absolute(p, ec);
+  return ec ? p : a.lexically_normal().string();
+}
+
+}  // namespace
+
+struct Evaluator::Impl {
+  config::NativeProblem problem;
+  EvalOptions opt;
+  const ops::Op* op = nullptr;
+  std::unique_ptr<worker::Worker> worker;
+  protocol::DeviceInfo device;
+  std::string baseline_id;  // path + content hash of the baseline compiled in the worker
+  std::map<std::string, protocol::CaseResult> baseline_cache;  // case_id -> baseline numbers
+  std::map<std::string, std::map<std::string, std::string>> workspace_before;  // per excluded file
+
+  worker::WorkerSpec spec() const {
+    worker::WorkerSpec s;
+    s.argv = {worker::locate_native_bin(opt.native_bin)};
+    return s;
+  }
+
+  // hello + load_problem on `w`; infrastructure failures throw.
+  protocol::DeviceInfo setup(worker::Worker& w) {
+    protocol::HelloParams hp;
+    hp.backend = opt.backend;
+    hp.cache_dir = opt.cache_dir;
+    worker::Reply r = w.call("hello", Json(hp), opt.request_timeout_s);
+    if (!r.good()) {
+      if (r.error && r.error->kind == protocol::ErrorKind::kUnsupported)
+        throw InfraError("backend " + opt.backend + " is not available here: " + r.error->message);
+      throw InfraError("worker did not start (" + w.spec().argv[0] + "): " + r.describe() +
+                       (r.stderr_tail.empty() ? "" : "\nworker stderr:\n" + r.stderr_tail));
+    }
+    protocol::HelloResult hello = r.result.get<protocol::HelloResult>();
+    protocol::ProblemSpec ps;
+    ps.id = problem.id;
+    ps.kind = "native";
+    ps.op = problem.op;
+    ps.reference_source = problem.reference_source;
+    r = w.call("load_problem", Json{{"problem", Json(ps)}}, opt.request_timeout_s);
+    if (!r.good()) {
+      if (r.error && r.error->kind == protocol::ErrorKind::kBadRequest)
+        throw UsageError(problem.loc.str() + ": error: problem " + problem.id + " rejected by the worker: " + r.error->message);
+      throw InfraError("worker could not load problem " + problem.id + ": " + r.describe() +
+                       (r.stderr_tail.empty() ? "" : "\nworker stderr:\n" + r.stderr_tail));
+    }
+    return hello.device;
+  }
+
+  std::string resolve_baseline(const std::string& given) const {
+    if (!given.empty()) return absolute(given);
+    if (auto it = problem.baselines.find(opt.backend); it != problem.baselines.end()) return it->second;
+    if (auto it = problem.starters.find(opt.backend); it != problem.starters.end()) return it->second;
+    throw UsageError(problem.loc.str() + ": error: problem " + problem.id + " has no baseline or starter for backend " +
+                     opt.backend + " (pass --baseline)");
+  }
+
+  void compile_baseline(worker::Worker& w, const std::string& path) {
+    std::string id = path + "#" + hash_file(path);
+    if (&w == worker.get() && id == baseline_id) return;
+    if (hash_file(path).empty()) throw UsageError(path + ": error: cannot read the baseline");
+    protocol::CompileParams cp;
+    cp.slot = "baseline";
+    cp.source_path = path;
+    worker::Reply r = w.call("compile", Json(cp), compile_timeout());
+    if (!r.good()) throw InfraError("compiling the baseline " + path + ": " + r.describe() +
+                                    (r.stderr_tail.empty() ? "" : "\nworker stderr:\n" + r.stderr_tail));
+    auto res = r.result.get<protocol::CompileResult>();
+    if (!res.compiled) throw UsageError(path + ": error: the baseline does not compile:\n" + first_errors(res.log));
+    if (&w == worker.get()) {
+      if (id != baseline_id) baseline_cache.clear();
+      baseline_id = id;
+    }
+  }
+
+  // A worker fault or error during a gate: the gate is `error`, the candidate fails, and
+  // the candidate's module is not replayed into the fresh worker.
+  void fault_gate(GateResult& g, const worker::Reply& r, const std::string& case_id, const std::string& what) {
+    g.status = GateStatus::kError;
+    g.fault = r.fault == Fault::kNone ? Fault::kWorkerError : r.fault;
+    g.failed_case = case_id;
+    g.reason = gate_name(g.gate) + ": " + (case_id.empty() ? "" : "case " + case_id + ": ") + what + ": " +
+               r.describe();
+    std::string tail = r.stderr_tail;
+    if (!tail.empty()) {
+      // Last few worker lines: usually the signal report or the last log line before a hang.
+      std::istringstream in(tail);
+      std::vector<std::string> lines;
+      for (std::string l; std::getline(in, l);) lines.push_back(l);
+      std::string last;
+      for (std::size_t i = lines.size() > 3 ? lines.size() - 3 : 0; i < lines.size(); ++i)
+        last += (last.empty() ? "" : " | ") + lines[i];
+      g.reason += " (worker stderr: " + last + ")";
+    }
+    CaseRow row;
+    row.case_id = case_id;
+    row.pass = false;
+    row.detail = r.describe();
+    g.rows.push_back(row);
+    worker->forget_slot("candidate");
+  }
+
+  GateResult run_static(const std::string& cand, const std::map<std::string, std::string>& defines) {
+    GateResult g;
+    g.gate = Gate::kStatic;
+    g.status = GateStatus::kPass;
+    auto fail = [&](const std::string& case_id, const std::string& why) {
+      g.status = GateStatus::kFail;
+      g.failed_case = case_id;
+      g.reason = "static: " + why;
+      g.rows.push_back({case_id, false, why, 0, 0});
+    };
+    std::ifstream in(cand, std::ios::binary);
+    std::error_code ec;
+    if (!in || fs::is_directory(cand, ec)) {
+      fail("read", "cannot read candidate " + cand);
+      return g;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    const std::string source = ss.str();
+
+    auto findings = lint_candidate(source);
+    for (const auto& f : findings) g.rows.push_back({"lint " + f.rule, false, f.str(), 0, 0});
+    if (!findings.empty()) {
+      g.status = GateStatus::kFail;
+      g.failed_case = "lint " + findings.front().rule;
+      g.reason = "static: " + cand + ":" + findings.front().str() +
+                 (findings.size() > 1 ? " (+" + std::to_string(findings.size() - 1) + " more)" : "");
+      return g;
+    }
+    g.rows.push_back({"lint", true, "no forbidden constructs", 0, 0});
+
+    if (!opt.workspace.empty()) {
+      auto now = snapshot_workspace(opt.workspace, cand);
+      auto [it, first] = workspace_before.try_emplace(cand, now);
+      auto changed = workspace_changes(it->second, now);
+      if (!changed.empty()) {
+        std::string list;
+        for (std::size_t i = 0; i < changed.size() && i < 5; ++i) list += (i ? ", " : "") + changed[i];
+        if (changed.size() > 5) list += ", ...";
+        fail("workspace", "files other than the candidate changed in the workspace: " + list);
+        return g;
+      }
+      g.rows.push_back({"workspace", true, first ? "snapshot taken" : "unchanged", 0, 0});
+    }
+
+    protocol::CompileParams cp;
+    cp.slot = "candidate";
+    cp.source_path = cand;
+    cp.defines = defines;
+    worker::Reply r = worker->call("compile", Json(cp), compile_timeout());
+    if (!r.good()) {
+      fault_gate(g, r, "compile", "while compiling");
+      return g;
+    }
+    auto res = r.result.get<protocol::CompileResult>();
+    if (!res.compiled) {
+      fail("compile", "compile error:\n" + first_errors(res.log));
+      return g;
+    }
+    g.rows.push_back({"compile", true, res.cache_hit ? "cached" : "compiled in " + fmt_num(res.compile_ms) + " ms",
+                      res.compile_ms, 0});
+    return g;
+  }
+
+  // Runs one case on a slot; false (and the gate filled) on a fault.
+  bool check_one(GateResult& g, const std::string& slot, const CorrectnessCase& c, protocol::CaseResult* out) {
+    protocol::CheckParams cp;
+    cp.slot = slot;
+    cp.cases = {c.check};
+    worker::Reply r = worker->call("check", Json(cp), opt.request_timeout_s);
+    if (r.good()) {
+      auto res = r.result.get<protocol::CheckResult>();
+      if (res.cases.size() == 1) {
+        *out = std::move(res.cases.front());
+        return true;
+      }
+      r.fault = Fault::kWorkerError;
+      r.fault_message = "check answered " + std::to_string(res.cases.size()) + " cases for 1";
+    }
+    fault_gate(g, r, c.check.case_id, slot == "candidate" ? "while running the candidate" : "while running the baseline");
+    return false;
+  }
+
+  GateResult run_correctness(const std::vector<CorrectnessCase>& cases,
+                             std::vector<protocol::CaseResult>* results) {
+    GateResult g;
+    g.gate = Gate::kCorrectness;
+    g.status = GateStatus::kPass;
+    for (const auto& c : cases) {
+      protocol::CaseResult r;
+      if (!check_one(g, "candidate", c, &r)) return g;
+      CaseRow row = judge_correctness_case(c, r);
+      g.rows.push_back(row);
+      results->push_back(std::move(r));
+      if (!row.pass) {
+        g.status = GateStatus::kFail;
+        g.failed_case = c.check.case_id;
+        g.reason = "correctness: case " + c.check.case_id + ": " + row.detail;
+        return g;
+      }
+    }
+    return g;
+  }
+
+  GateResult run_oracle(const std::vector<CorrectnessCase>& cases,
+                        const std::vector<protocol::CaseResult>& cand) {
+    GateResult g;
+    g.gate = Gate::kOracle;
+    g.status = GateStatus::kPass;
+    for (std::size_t i = 0; i < cases.size() && i < cand.size(); ++i) {
+      const auto& c = cases[i];
+      auto it = baseline_cache.find(c.check.case_id);
+      if (it == baseline_cache.end()) {
+        protocol::CaseResult b;
+        if (!check_one(g, "baseline", c, &b)) return g;
+        it = baseline_cache.emplace(c.check.case_id, std::move(b)).first;
+      }
+      CaseRow row = judge_oracle_case(c, cand[i], it->second, opt.thresholds);
+      g.rows.push_back(row);
+      if (!row.pass) {
+        g.status = GateStatus::kFail;
+        g.failed_case = c.check.case_id;
+        g.reason = "oracle: case " + c.check.case_id + ": " + row.detail;
+        return g;
+      }
+    }
+    return g;
+  }
+
+  const ops::Dims& timed_dims() const {
+    return (opt.backend == "host" && !problem.host_bench.empty()) ? problem.host_bench : problem.bench;
+  }
+
+  protocol::TimeParams time_params() const {
+    protocol::TimeParams tp;
+    tp.slots = {"candidate", "baseline"};
+    tp.dims = timed_dims();
+    tp.dtype = std::string(to_string(problem.bench_dtype));
+    tp.seed = opt.seed;
+    tp.min_time_s = opt.measurement.min_time_s;
+    tp.max_time_s = opt.measurement.max_time_s;
+    tp.min_samples = opt.measurement.min_samples;
+    tp.target_rse = opt.measurement.target_rse;
+    tp.flush_l2 = opt.measurement.flush_l2;
+    tp.warmup_s = std::min(0.05, opt.measurement.min_time_s / 4);
+    return tp;
+  }
+
+  std::string timed_case_id() const {
+    return dims_str(*op, timed_dims()) + "/" + std::string(to_string(problem.bench_dtype));
+  }
+
+  double time_timeout() const { return opt.request_timeout_s + 2 * opt.measurement.max_time_s; }
+
+  double compile_timeout() const {
+    return opt.compile_timeout_s > 0 ? opt.compile_timeout_s : opt.request_timeout_s;
+  }
+
+  double bandwidth(const protocol::DeviceInfo& d) const {
+    return opt.bandwidth_gbps > 0 ? opt.bandwidth_gbps : d.copy_bandwidth_gbps;
+  }
+
+  GateResult run_performance(std::optional<Timing>* timing) {
+    GateResult g;
+    g.gate = Gate::kPerformance;
+    worker::Reply r = worker->call("time", Json(time_params()), time_timeout());
+    if (!r.good()) {
+      fault_gate(g, r, timed_case_id(), "while timing");
+      return g;
+    }
+    auto pj = judge_performance(r.result.get<protocol::TimeResult>(), timed_case_id(), opt.thresholds,
+                                bandwidth(device), opt.measurement.min_samples);
+    *timing = pj.timing;
+    return pj.gate;
+  }
+};
+
+Evaluator::Evaluator(config::NativeProblem problem, EvalOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->problem = std::move(problem);
+  impl_->opt = std::move(options);
+  impl_->op = ops::find_op(impl_->problem.op);
+  if (!impl_->op) {
+    throw UsageError(impl_->problem.loc.str() + ": error: problem " + impl_->problem.id + ": unknown op '" +
+                     impl_->problem.op + "'");
+  }
+  if (impl_->opt.backend != "host" && impl_->opt.backend != "cuda")
+    throw UsageError("unknown backend '" + impl_->opt.backend + "' (host or cuda)");
+  impl_->worker = std::make_unique<worker::Worker>(impl_->spec());
+  impl_->device = impl_->setup(*impl_->worker);
+}
+
+Evaluator::~Evaluator() = default;
+
+const protocol::DeviceInfo& Evaluator::device() const { return impl_->device; }
+
+CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
+                                     const std::map<std::string, std::string>& defines,
+                                     const std::string& baseline_path) {
+  Impl& m = *impl_;
+  const auto t0 = Clock::now();
+  CandidateVerdict v;
+  v.problem = m.problem.id;
+  v.candidate = absolute(candidate_path);
+  v.backend = m.opt.backend;
+  v.seed = m.opt.seed;
+
+  const std::string baseline = m.resolve_baseline(baseline_path);
+  m.compile_baseline(*m.worker, baseline);
+
+  std::vector<CorrectnessCase> cases =
+      plan_correctness(m.problem, *m.op, m.opt.backend, m.opt.seed, std::max(1, m.opt.thresholds.seeds));
+  std::vector<protocol::CaseResult> cand_results;
+
+  auto run = [&](Gate gate, auto&& body) -> bool {
+    auto g0 = Clock::now();
+    GateResult g = body();
+    g.gate = gate;
+    g.elapsed_s = since(g0);
+    bool ok = g.status == GateStatus::kPass || g.status == GateStatus::kSkipped;
+    v.gates.push_back(std::move(g));
+    if (!ok) v.failed_gate = gate;
+    return ok;
+  };
+  bool ok = run(Gate::kStatic, [&] { return m.run_static(v.candidate, defines); });
+  ok = ok && run(Gate::kCorrectness, [&] {
+    if (cases.empty()) {
+      GateResult g;
+      g.status = GateStatus::kFail;
+      g.reason = "correctness: the problem has no valid shape to check";
+      return g;
+    }
+    return m.run_correctness(cases, &cand_results);
+  });
+  ok = ok && run(Gate::kOracle, [&] { return m.run_oracle(cases, cand_results); });
+  if (m.opt.run_performance) {
+    ok = ok && run(Gate::kPerformance, [&] { return m.run_performance(&v.timing); });
+  }
+  // Gates after the first failure are listed as skipped, so every verdict has one row per gate.
+  for (Gate g : {Gate::kStatic, Gate::kCorrectness, Gate::kOracle, Gate::kPerformance}) {
+    bool present = false;
+    for (const auto& r : v.gates) present = present || r.gate == g;
+    if (!present) {
+      GateResult s;
+      s.gate = g;
+      s.status = GateStatus::kSkipped;
+      s.reason = g == Gate::kPerformance && !m.opt.run_performance
+                     ? "not requested"
+                     : "not run: the " + gate_name(*v.failed_gate) + " gate failed";
+      v.gates.push_back(s);
+    }
+  }
+  v.passed = ok;
+  v.wall_s = since(t0);
+  return v;
+}
+
+Timing Evaluator::remeasure(const std::string& candidate_path,
+                            const std::map<std::string, std::string>& defines,
+                            const std::string& baseline_path) {
+  Impl& m = *impl_;
+  // A fresh process: no state (allocator, caches, clocks warmed by earlier candidates)
+  // carries over into the final numbers.
+  worker::Worker fresh(m.spec());
+  protocol::DeviceInfo dev = m.setup(fresh);
+  m.compile_baseline(fresh, m.resolve_baseline(baseline_path));
+  protocol::CompileParams cp;
+  cp.slot = "candidate";
+  cp.source_path = absolute(candidate_path);
+  cp.defines = defines;
+  worker::Reply r = fresh.call("compile", Json(cp), m.compile_timeout());
+  if (!r.good() || !r.result.value("compiled", false)) {
+    throw InfraError("remeasure: candidate " + candidate_path + " did not compile in a fresh worker: " +
+                     (r.good() ? first_errors(r.result.value("log", std::string())) : r.describe()));
+  }
+  r = fresh.call("time", Json(m.time_params()), m.time_timeout());
+  if (!r.good()) throw InfraError("remeasure: timing failed: " + r.describe());
+  auto pj = judge_performance(r.result.get<protocol::TimeResult>(), m.timed_case_id(), m.opt.thresholds,
+                              m.bandwidth(dev), m.opt.measurement.min_samples);
+  return pj.timing;
+}
+
+}  // namespace kgate::gates
