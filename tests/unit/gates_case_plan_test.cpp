@@ -86,8 +86,11 @@ TEST(CasePlan, ProblemToleranceOverridesTheOpDefault) {
   EXPECT_DOUBLE_EQ(tolerance_for(p, *op, DType::kF16).atol, 0.5);
   EXPECT_DOUBLE_EQ(tolerance_for(p, *op, DType::kF32).atol, op->default_tolerance(DType::kF32).atol);
   auto cases = plan_correctness(p, *op, "host", 1, 1);
-  for (const auto& c : cases)
-    if (c.check.dtype == "f16" && !c.adversarial) EXPECT_DOUBLE_EQ(c.check.rtol, 0.25);
+  for (const auto& c : cases) {
+    if (c.check.dtype == "f16" && !c.adversarial) {
+      EXPECT_DOUBLE_EQ(c.check.rtol, 0.25);
+    }
+  }
 }
 
 TEST(CasePlan, SameSeedSamePlan) {
