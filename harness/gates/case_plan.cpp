@@ -60,7 +60,7 @@ int64_t total_elements(const ops::Op& op, const ops::Dims& dims) {
 }
 
 int64_t derived_shape_cap(const std::string& backend) {
-  return backend == "cuda" ? (int64_t{1} << 25) : (int64_t{1} << 22);
+  return backend == "cuda" ? (int64_t{1} << 26) : (int64_t{1} << 22);
 }
 
 std::vector<ops::Dims> derived_shapes(const ops::Op& op, const ops::Dims& bench,
