@@ -7,7 +7,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libyaml-cpp-dev libgit2-dev libtinyxml2-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libxml2-utils python3 python3-pip
+  libxml2-utils libcurl4-openssl-dev python3 python3-pip
 )
 
 missing=()

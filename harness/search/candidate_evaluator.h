@@ -1,0 +1,24 @@
+#pragma once
+// The search's view of the gate cascade: what gates::Evaluator does, behind an interface
+// so the loop can be driven by a fake in tests. cmd_run adapts the real Evaluator.
+#include <memory>
+#include <string>
+
+#include "gates/verdict.h"
+#include "search/tune_space.h"
+
+namespace kgate::search {
+
+class CandidateEvaluator {
+ public:
+  virtual ~CandidateEvaluator() = default;
+  // Every gate on `candidate` (with -D `defines`), timed against `baseline`.
+  virtual gates::CandidateVerdict evaluate(const std::string& candidate, const Point& defines,
+                                           const std::string& baseline) = 0;
+  // Fresh worker, interleaved: the number that is reported.
+  virtual gates::Timing remeasure(const std::string& candidate, const Point& defines,
+                                  const std::string& baseline) = 0;
+  virtual std::string device_name() const = 0;
+};
+
+}  // namespace kgate::search

@@ -1,0 +1,803 @@
+#include "search/suite_run.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "kgate/build_info.h"
+#include "search/agent.h"
+#include "search/budget_plan.h"
+#include "search/experiment_record.h"
+#include "search/experiment_repo.h"
+#include "search/journal.h"
+#include "search/workspace_guard.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kgate::search {
+
+std::string journal_path(const std::string& out) { return (fs::path(out) / "journal.jsonl").string(); }
+std::string results_tsv_path(const std::string& out) { return (fs::path(out) / "results.tsv").string(); }
+std::string result_record_path(const std::string& out, const std::string& level,
+                               const std::string& problem) {
+  return (fs::path(out) / "results" / (level + "__" + problem + ".json")).string();
+}
+
+namespace {
+
+constexpr const char* kProblemFile = "problem.yaml";
+// Written by the harness for external agents; ignored by git, still guarded.
+constexpr const char* kGitignore = "task.md\nhistory.tsv\nfeedback.json\n";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InfraError(path + ": cannot read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Whole-file replace via rename, so a reader (or a crash) never sees half a file.
+void write_atomic(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InfraError(tmp + ": cannot write");
+    out << text;
+    out.flush();
+    if (!out) throw InfraError(tmp + ": write failed");
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw InfraError(path + ": cannot replace: " + ec.message());
+}
+
+void write_plain(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::error_code ec;
+  if (fs::exists(path)) fs::permissions(path, fs::perms::owner_write, fs::perm_options::add, ec);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw InfraError(path + ": cannot write");
+  out << text;
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string utc_now(const char* fmt) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, fmt, &tm);
+  return buf;
+}
+
+uint64_t mix(uint64_t seed, const std::string& s) {
+  uint64_t h = seed ^ 0x9e3779b97f4a7c15ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  h ^= h >> 31;
+  return h == 0 ? 1 : h;
+}
+
+std::string pad4(int n) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04d", n);
+  return buf;
+}
+
+std::string fmt(double v, const char* f) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+bool interrupted(const std::atomic<bool>* flag) { return flag && flag->load(); }
+
+// Failing rows only: the journal stays small and a person still sees the case.
+std::vector<gates::GateResult> slim_gates(const std::vector<gates::GateResult>& in) {
+  std::vector<gates::GateResult> out = in;
+  for (auto& g : out) {
+    std::vector<gates::CaseRow> keep;
+    for (auto& r : g.rows)
+      if (!r.pass) keep.push_back(r);
+    if (keep.size() > 8) keep.resize(8);
+    g.rows = std::move(keep);
+  }
+  return out;
+}
+
+struct Problem {
+  const RunItem* item = nullptr;
+  uint64_t seed = 0;
+  std::string ws;             // workspace (absolute)
+  std::string candidate_rel;  // candidate file name inside the workspace
+  std::string starter_copy;   // OUT/state/<p>/starter/<name>
+  std::string best_copy;      // OUT/state/<p>/best/<name>
+  std::string branch;
+  std::vector<ExperimentRecord> records;  // journaled, in order (0 = baseline)
+  std::optional<report::ProblemResult> done;
+  std::unique_ptr<ExperimentRepo> repo;
+  std::unique_ptr<CandidateEvaluator> eval;
+  std::unique_ptr<Agent> agent;
+  double budget_s = 0;
+  bool infra_error = false;
+
+  const ExperimentRecord* baseline() const {
+    return !records.empty() && records.front().verdict == ExperimentVerdict::kBaseline
+               ? &records.front()
+               : nullptr;
+  }
+  const ExperimentRecord& best() const {
+    for (auto it = records.rbegin(); it != records.rend(); ++it)
+      if (it->verdict == ExperimentVerdict::kKeep || it->verdict == ExperimentVerdict::kBaseline)
+        return *it;
+    return records.front();
+  }
+  int experiments() const { return static_cast<int>(records.size()) - (baseline() ? 1 : 0); }
+  int kept() const {
+    return static_cast<int>(std::count_if(records.begin(), records.end(), [](const auto& r) {
+      return r.verdict == ExperimentVerdict::kKeep;
+    }));
+  }
+  int consecutive_reverts() const {
+    int n = 0;
+    for (auto it = records.rbegin(); it != records.rend(); ++it) {
+      if (it->verdict == ExperimentVerdict::kKeep || it->verdict == ExperimentVerdict::kBaseline) break;
+      ++n;
+    }
+    return n;
+  }
+  double spent_s() const {
+    double s = 0;
+    for (const auto& r : records)
+      if (r.verdict != ExperimentVerdict::kBaseline) s += r.wall_s;
+    return s;
+  }
+};
+
+}  // namespace
+
+struct SuiteRun::Impl {
+  SuiteRunOptions opt;
+  std::vector<RunItem> items;
+  EvaluatorFactory factory;
+  std::string run_id;
+  uint64_t seed = 0;
+  std::unique_ptr<Journal> journal;
+  std::vector<Problem> problems;
+  std::vector<ExperimentRecord> all_records;  // journal order, for results.tsv
+
+  // ---- setup ---------------------------------------------------------------------------
+  void open_journal() {
+    fs::create_directories(opt.out);
+    std::string jp = journal_path(opt.out);
+    Journal::Contents c = Journal::read(jp, /*repair=*/opt.resume);
+    if (opt.resume) {
+      if (c.header.is_null())
+        throw UsageError(jp + ": nothing to resume (no journal in " + opt.out + ")");
+      if (c.torn_tail) log::warn(jp + ": dropped a torn last line left by a crash");
+      run_id = c.header.value("run_id", "");
+      seed = c.header.value("seed", uint64_t{0});
+      std::string suite = c.header.value("suite", "");
+      if (suite != opt.suite.id)
+        throw UsageError(jp + ": the run in " + opt.out + " is of suite '" + suite +
+                         "', not '" + opt.suite.id + "'");
+      std::string backend = c.header.value("backend", "");
+      if (!backend.empty() && backend != opt.backend)
+        throw UsageError(jp + ": the run in " + opt.out + " used backend '" + backend +
+                         "'; resume it with --backend " + backend);
+      replay(c.events);
+      journal = std::make_unique<Journal>(jp, json::object());
+      log::info("resuming run " + run_id + " (" + std::to_string(all_records.size()) +
+                " experiments journaled)");
+      return;
+    }
+    if (!c.header.is_null()) archive_previous(c.header.value("run_id", "previous"));
+    seed = opt.seed ? *opt.seed : std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "%04x", static_cast<unsigned>(seed & 0xffff));
+    run_id = utc_now("%Y%m%dT%H%M%SZ") + "-" + hex;
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    json header = {{"run_id", run_id},
+                   {"suite", opt.suite.id},
+                   {"suite_path", opt.suite_path},
+                   {"seed", seed},
+                   {"backend", opt.backend},
+                   {"started_at", utc_now("%Y-%m-%dT%H:%M:%SZ")},
+                   {"kgate_version", build::kVersion},
+                   {"git_sha", build::kGitSha},
+                   {"host", host}};
+    journal = std::make_unique<Journal>(jp, header);
+    log::info("run " + run_id + " (seed " + std::to_string(seed) + ") -> " + opt.out);
+  }
+
+  // A new run in an OUT that holds an old one: keep the old files beside, never lose them.
+  void archive_previous(const std::string& old_id) {
+    fs::path dir = fs::path(opt.out) / "archive" / old_id;
+    fs::create_directories(dir);
+    for (const char* name : {"journal.jsonl", "results.tsv", "results"}) {
+      fs::path p = fs::path(opt.out) / name;
+      std::error_code ec;
+      if (fs::exists(p)) fs::rename(p, dir / name, ec);
+      if (ec) throw InfraError(p.string() + ": cannot archive: " + ec.message());
+    }
+    log::info("previous run " + old_id + " archived under " + dir.string());
+  }
+
+  Problem* find(const std::string& id) {
+    for (auto& p : problems)
+      if (p.item->problem_id == id) return &p;
+    return nullptr;
+  }
+
+  void replay(const std::vector<json>& events) {
+    for (const auto& e : events) {
+      std::string kind = e.value("event", "");
+      Problem* p = find(e.value("problem", ""));
+      if (kind == "experiment") {
+        if (!p) continue;  // a problem no longer in the plan: history only
+        auto r = e.get<ExperimentRecord>();
+        // A duplicate number can only come from a bug; the first one is the truth.
+        if (r.n != static_cast<int>(p->records.size())) {
+          log::warn("journal: skipping out-of-order experiment " + std::to_string(r.n) + " of " +
+                    p->item->problem_id);
+          continue;
+        }
+        p->records.push_back(r);
+        all_records.push_back(r);
+      } else if (kind == "problem_done") {
+        if (p) p->done = e.at("result").get<report::ProblemResult>();
+      }
+    }
+  }
+
+  void init_problems() {
+    for (const auto& it : items) {
+      Problem p;
+      p.item = &it;
+      p.candidate_rel = fs::path(it.starter).filename().string();
+      p.ws = fs::absolute(fs::path(opt.out) / "workspaces" / it.problem_id).string();
+      fs::path state = fs::absolute(fs::path(opt.out) / "state" / it.problem_id);
+      p.starter_copy = (state / "starter" / p.candidate_rel).string();
+      p.best_copy = (state / "best" / p.candidate_rel).string();
+      problems.push_back(std::move(p));
+    }
+  }
+
+  void finish_problem_setup(Problem& p) {
+    p.seed = mix(seed, p.item->problem_id);
+    p.branch = "kgate/" + opt.suite.id + "/" + run_id + "/" + p.item->problem_id;
+  }
+
+  std::string exp_ref(const Problem& p, int n) const {
+    return "refs/kgate/" + run_id + "/" + p.item->problem_id + "/" + pad4(n);
+  }
+  std::string best_tag(const Problem& p) const { return "kgate/" + run_id + "/" + p.item->problem_id + "/best"; }
+
+  void rewrite_tsv() { write_atomic(results_tsv_path(opt.out), results_tsv(all_records)); }
+
+  // ---- workspace -------------------------------------------------------------------------
+  void open_workspace(Problem& p) {
+    if (!p.repo) p.repo = std::make_unique<ExperimentRepo>(p.ws);
+    write_plain(p.starter_copy, read_text(p.item->starter));
+  }
+
+  // Makes git and the worktree agree with the journal: the branch tip is the journaled
+  // best, experiment refs exist exactly for journaled experiments, nothing else lingers.
+  void reconcile(Problem& p) {
+    ExperimentRepo& repo = *p.repo;
+    repo.use_branch(p.branch);
+    std::set<std::string> journaled;
+    for (const auto& r : p.records) journaled.insert(exp_ref(p, r.n));
+    for (const auto& ref : repo.refs("refs/kgate/" + run_id + "/" + p.item->problem_id + "/"))
+      if (!journaled.count(ref)) {
+        log::warn(p.item->problem_id + ": dropping " + ref + " (committed, never journaled)");
+        repo.delete_ref(ref);
+      }
+    if (p.records.empty()) {
+      // The baseline never reached the journal: start the branch over.
+      if (!repo.head().empty()) repo.delete_ref("refs/heads/" + p.branch);
+      repo.use_branch(p.branch);
+      return;
+    }
+    std::string best = p.records.back().best_commit;
+    for (const auto& r : p.records) repo.set_ref(exp_ref(p, r.n), r.commit);
+    if (repo.head() != best) log::info(p.item->problem_id + ": resetting the branch to the best " + best.substr(0, 12));
+    repo.reset_hard(best);
+    repo.tag(best_tag(p), best);
+    clean_untracked(p);
+    write_plain(p.best_copy, repo.file_at(best, p.candidate_rel));
+  }
+
+  // Files that are neither committed nor the harness's own (an agent killed mid-turn).
+  void clean_untracked(Problem& p) {
+    std::string best = p.repo->head();
+    for (auto it = fs::recursive_directory_iterator(p.ws); it != fs::recursive_directory_iterator(); ++it) {
+      std::string rel = fs::relative(it->path(), p.ws).generic_string();
+      if (rel == ".git") {
+        it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_directory()) continue;
+      if (rel == "task.md" || rel == "history.tsv" || rel == "feedback.json") continue;
+      try {
+        (void)p.repo->file_at(best, rel);
+      } catch (const InfraError&) {
+        std::error_code ec;
+        fs::remove(it->path(), ec);
+      }
+    }
+  }
+
+  // ---- evaluation helpers -----------------------------------------------------------------
+  CandidateEvaluator& evaluator(Problem& p) {
+    if (!p.eval) p.eval = factory(*p.item, p.ws, p.seed);
+    return *p.eval;
+  }
+
+  static void fill_from_verdict(ExperimentRecord& r, const gates::CandidateVerdict& v) {
+    r.passed = v.passed;
+    r.gates = slim_gates(v.gates);
+    if (v.failed_gate) {
+      r.failed_gate = json(*v.failed_gate).get<std::string>();
+      for (const auto& g : v.gates)
+        if (g.gate == *v.failed_gate) {
+          r.failed_case = g.failed_case;
+          r.reason = g.reason.empty() ? r.failed_gate + " gate failed" : g.reason;
+          if (g.fault != gates::Fault::kNone)
+            r.reason = json(g.fault).get<std::string>() + ": " + r.reason;
+        }
+      if (!r.failed_case.empty()) r.reason += " [case " + r.failed_case + "]";
+    }
+    if (v.timing) {
+      r.latency_us = v.timing->candidate_us;
+      r.compared_us = v.timing->baseline_us;
+      r.speedup = v.timing->speedup;
+      r.speedup_lo = v.timing->speedup_lo;
+      r.speedup_hi = v.timing->speedup_hi;
+      r.pct_roofline = v.timing->pct_roofline;
+      r.roofline_floor_us = v.timing->roofline_floor_us;
+    }
+  }
+
+  void commit_and_journal(Problem& p, ExperimentRecord& r) {
+    r.commit = p.repo->commit(commit_message(r, run_id));
+    p.repo->set_ref(exp_ref(p, r.n), r.commit);
+    bool kept = r.verdict == ExperimentVerdict::kKeep || r.verdict == ExperimentVerdict::kBaseline;
+    r.best_commit = kept ? r.commit : p.records.back().best_commit;
+    json e = r;
+    e["event"] = "experiment";
+    e["time"] = utc_now("%Y-%m-%dT%H:%M:%SZ");
+    journal->append(e);  // from here on the experiment exists
+    p.records.push_back(r);
+    all_records.push_back(r);
+    if (kept) {
+      p.repo->tag(best_tag(p), r.commit);
+      write_plain(p.best_copy, read_text((fs::path(p.ws) / p.candidate_rel).string()));
+    } else {
+      p.repo->reset_hard(r.best_commit);
+    }
+    rewrite_tsv();
+  }
+
+  // ---- baseline -------------------------------------------------------------------------
+  // Experiment 0: the starter through every gate, timed against itself (A/A), so the
+  // search has a measured starting point from this run on this machine.
+  void run_baseline(Problem& p) {
+    fs::path ws(p.ws);
+    write_plain((ws / p.candidate_rel).string(), read_text(p.item->starter));
+    if (!p.item->problem_file.empty())
+      write_plain((ws / kProblemFile).string(), read_text(p.item->problem_file));
+    write_plain((ws / ".gitignore").string(), kGitignore);
+    std::error_code ec;
+    if (fs::exists(ws / kProblemFile))
+      fs::permissions(ws / kProblemFile, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read,
+                      fs::perm_options::replace, ec);
+    double t0 = now_s();
+    ExperimentRecord r;
+    r.problem = p.item->problem_id;
+    r.n = 0;
+    r.verdict = ExperimentVerdict::kBaseline;
+    r.description = "baseline: starter " + p.candidate_rel;
+    gates::CandidateVerdict v =
+        evaluator(p).evaluate((ws / p.candidate_rel).string(), {}, p.starter_copy);
+    if (interrupted(opt.interrupted)) return;
+    fill_from_verdict(r, v);
+    r.speedup_vs_starter = 1;
+    // The starter timed against itself can only "fail" performance by noise; it is the
+    // baseline by definition, so only static, correctness and oracle failures count.
+    if (!v.passed && v.failed_gate == gates::Gate::kPerformance) {
+      r.passed = true;
+      r.failed_gate.clear();
+      r.reason = "A/A timing noise flagged by the performance gate: " + r.reason;
+    }
+    if (!r.passed && r.reason.empty()) r.reason = "the starter failed the gates";
+    r.wall_s = now_s() - t0;
+    // The baseline commit is the root of this run's branch.
+    p.records.clear();
+    r.commit = p.repo->commit(commit_message(r, run_id));
+    p.repo->set_ref(exp_ref(p, 0), r.commit);
+    r.best_commit = r.commit;
+    json e = r;
+    e["event"] = "experiment";
+    e["time"] = utc_now("%Y-%m-%dT%H:%M:%SZ");
+    journal->append(e);
+    p.records.push_back(r);
+    all_records.push_back(r);
+    p.repo->tag(best_tag(p), r.commit);
+    write_plain(p.best_copy, read_text((ws / p.candidate_rel).string()));
+    rewrite_tsv();
+    if (r.passed)
+      log::info(p.item->problem_id + ": baseline " + fmt(r.latency_us, "%.2f") + " us" +
+                (r.pct_roofline > 0 ? " (" + fmt(r.pct_roofline * 100, "%.1f") + "% of roofline)" : ""));
+    else
+      log::error(p.item->problem_id + ": the starter fails the " + r.failed_gate + " gate: " + r.reason);
+  }
+
+  // ---- search -----------------------------------------------------------------------------
+  AgentContext context(const Problem& p, int n) const {
+    AgentContext c;
+    c.problem = p.item->problem_id;
+    c.problem_title = p.item->problem.title;
+    c.op = p.item->problem.op;
+    c.backend = opt.backend;
+    c.workspace = p.ws;
+    c.candidate = p.candidate_rel;
+    c.problem_file = kProblemFile;
+    c.experiment = n;
+    c.history_tsv = results_tsv(p.records);
+    const ExperimentRecord& last = p.records.back();
+    c.feedback = {{"v", 1},
+                  {"experiment", last.n},
+                  {"verdict", to_string(last.verdict)},
+                  {"passed", last.passed},
+                  {"failed_gate", last.failed_gate},
+                  {"failed_case", last.failed_case},
+                  {"reason", last.reason},
+                  {"latency_us", last.latency_us},
+                  {"compared_us", last.compared_us},
+                  {"speedup", last.speedup},
+                  {"speedup_lo", last.speedup_lo},
+                  {"speedup_hi", last.speedup_hi},
+                  {"speedup_vs_starter", last.speedup_vs_starter},
+                  {"pct_roofline", last.pct_roofline},
+                  {"gates", last.gates},
+                  {"violations", last.violations}};
+    c.starter_us = p.baseline()->latency_us;
+    c.best_us = p.best().latency_us;
+    c.best_speedup = p.best().speedup_vs_starter;
+    c.keep_threshold = opt.suite.gates.keep_threshold;
+    c.log_path = (fs::absolute(fs::path(opt.out)) / "logs" / p.item->problem_id /
+                  ("experiment-" + pad4(n) + ".log")).string();
+    c.interrupted = opt.interrupted;
+    return c;
+  }
+
+  int max_experiments() const {
+    return opt.max_experiments ? *opt.max_experiments : opt.suite.budget.max_experiments;
+  }
+
+  // Why the search of `p` should move on now ("" = keep going).
+  std::string stop_reason(const Problem& p) const {
+    const auto& b = opt.suite.budget;
+    if (p.experiments() >= max_experiments())
+      return "experiment budget spent (" + std::to_string(max_experiments()) + ")";
+    if (p.consecutive_reverts() >= b.max_consecutive_reverts)
+      return std::to_string(p.consecutive_reverts()) + " consecutive reverts";
+    const ExperimentRecord& best = p.best();
+    if (b.roofline_stop > 0 && best.pct_roofline >= b.roofline_stop)
+      return "at " + fmt(best.pct_roofline * 100, "%.1f") + "% of roofline";
+    if (b.target_speedup > 0 && best.speedup_vs_starter >= b.target_speedup)
+      return "target speedup reached (" + fmt(best.speedup_vs_starter, "%.2f") + "x)";
+    if (p.spent_s() >= p.budget_s) return "wall-time budget spent (" + fmt(p.budget_s, "%.0f") + " s)";
+    return "";
+  }
+
+  // One experiment. Returns false when the agent has nothing left or the run stops.
+  bool run_experiment(Problem& p, log::Progress& progress) {
+    int n = static_cast<int>(p.records.size());
+    AgentContext ctx = context(p, n);
+    p.agent->prepare(ctx);
+    WorkspaceSnapshot snap = snapshot_workspace(p.ws, p.candidate_rel);
+    double t0 = now_s();
+    Proposal prop = p.agent->propose(ctx);
+    std::vector<Violation> violations = find_violations(snap);
+    if (!violations.empty()) restore_workspace(snap);
+    std::string best = p.records.back().best_commit;
+    if (interrupted(opt.interrupted)) {
+      p.repo->reset_hard(best);  // abandon: not journaled, a resume runs it again
+      return false;
+    }
+    if (prop.status == Proposal::Status::kExhausted && violations.empty()) {
+      p.repo->reset_hard(best);
+      log::info(p.item->problem_id + ": " + prop.description);
+      return false;
+    }
+    ExperimentRecord r;
+    r.problem = p.item->problem_id;
+    r.n = n;
+    r.description = prop.description;
+    r.point = prop.defines;
+    std::string cand = (fs::path(p.ws) / p.candidate_rel).string();
+    if (!violations.empty()) {
+      r.verdict = ExperimentVerdict::kViolation;
+      for (const auto& v : violations) r.violations.push_back(v.describe());
+      r.reason = "only " + p.candidate_rel + " may change; undone: " + r.violations.front() +
+                 (r.violations.size() > 1 ? " (+" + std::to_string(r.violations.size() - 1) + " more)" : "");
+    } else if (prop.status == Proposal::Status::kTimeout) {
+      r.verdict = ExperimentVerdict::kTimeout;
+      r.reason = prop.error;
+    } else if (prop.status == Proposal::Status::kFailed) {
+      r.verdict = ExperimentVerdict::kAgentError;
+      r.reason = prop.error;
+    } else if (prop.defines.empty() && read_text(cand) == read_text(p.best_copy)) {
+      r.verdict = ExperimentVerdict::kRevert;
+      r.reason = "the candidate is unchanged";
+    } else {
+      gates::CandidateVerdict v = evaluator(p).evaluate(cand, prop.defines, p.best_copy);
+      if (interrupted(opt.interrupted)) {
+        p.repo->reset_hard(best);
+        return false;
+      }
+      fill_from_verdict(r, v);
+      const double threshold = opt.suite.gates.keep_threshold;
+      bool keep = v.passed && v.timing && v.timing->speedup_lo >= threshold;
+      r.verdict = keep ? ExperimentVerdict::kKeep : ExperimentVerdict::kRevert;
+      if (v.timing && v.timing->speedup > 0)
+        r.speedup_vs_starter = p.best().speedup_vs_starter * v.timing->speedup;
+      if (v.passed && !keep)
+        r.reason = v.timing ? "not faster: speedup " + fmt(r.speedup, "%.3f") + "x, lower bound " +
+                                  fmt(r.speedup_lo, "%.3f") + "x < keep threshold " +
+                                  fmt(threshold, "%.2f") + "x"
+                            : "no timing";
+    }
+    r.wall_s = now_s() - t0;
+    commit_and_journal(p, r);
+    std::optional<double> cost;
+    if (r.passed && r.latency_us > 0) cost = r.latency_us;
+    p.agent->observe(r.point, r.verdict == ExperimentVerdict::kKeep, cost);
+    std::string line = p.item->problem_id + " #" + std::to_string(n) + " " + to_string(r.verdict);
+    if (r.latency_us > 0) line += " " + fmt(r.latency_us, "%.2f") + "us";
+    if (r.speedup_vs_starter > 0) line += " " + fmt(r.speedup_vs_starter, "%.3f") + "x";
+    if (!r.failed_gate.empty()) line += " [" + r.failed_gate + "]";
+    line += " " + r.description;
+    progress.step(line);
+    if (!r.reason.empty() && r.verdict != ExperimentVerdict::kKeep) log::debug("  " + r.reason);
+    return true;
+  }
+
+  void search(Problem& p) {
+    const ExperimentRecord& base = *p.baseline();
+    p.agent = make_agent(opt.suite.agent, read_text(p.starter_copy), p.item->starter, p.seed);
+    for (const auto& r : p.records) {
+      std::optional<double> cost;
+      if (r.passed && r.latency_us > 0) cost = r.latency_us;
+      bool kept = r.verdict == ExperimentVerdict::kKeep || r.verdict == ExperimentVerdict::kBaseline;
+      p.agent->replay(r.point.empty() && r.n == 0 ? Point{} : r.point, kept, cost);
+    }
+    (void)base;
+    log::Progress progress(p.item->problem_id, max_experiments());
+    for (int i = 0; i < p.experiments(); ++i) progress.step("(journaled)");
+    std::string why;
+    while ((why = stop_reason(p)).empty()) {
+      if (interrupted(opt.interrupted)) return;
+      if (!run_experiment(p, progress)) {
+        if (interrupted(opt.interrupted)) return;
+        why = "the agent has nothing left to try";
+        break;
+      }
+    }
+    progress.finish();
+    log::info(p.item->problem_id + ": moving on: " + why);
+    stop_reasons[p.item->problem_id] = why;
+  }
+  std::map<std::string, std::string> stop_reasons;
+
+  // ---- final ----------------------------------------------------------------------------
+  report::ProblemResult base_result(const Problem& p) const {
+    report::ProblemResult res;
+    res.run_id = run_id;
+    res.suite = opt.suite.id;
+    res.level = p.item->level;
+    res.problem = p.item->problem_id;
+    res.baseline_kind = "starter";
+    res.seed = p.seed;
+    res.env.backend = opt.backend;
+    res.env.gpu_target = p.item->gpu_target;
+    res.env.kgate_version = build::kVersion;
+    res.env.git_sha = build::kGitSha;
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    res.env.host = host;
+    res.best_candidate = (fs::path(p.ws) / p.candidate_rel).string();
+    return res;
+  }
+
+  void finalize(Problem& p, double wall_s) {
+    report::ProblemResult res = base_result(p);
+    const ExperimentRecord* base = p.baseline();
+    res.experiments = p.experiments();
+    res.kept = p.kept();
+    res.baseline_commit = base ? base->commit : "";
+    const ExperimentRecord& best = p.best();
+    res.best_commit = best.commit;
+    res.gates = best.gates;
+    res.wall_s = (base ? base->wall_s : 0) + std::max(wall_s, p.spent_s());
+    if (p.eval) res.env.gpu = p.eval->device_name();
+    const double threshold = opt.suite.gates.keep_threshold;
+    if (!base || !base->passed) {
+      res.outcome = report::Outcome::kError;
+      res.reason = base ? "the starter fails the " + base->failed_gate + " gate: " + base->reason
+                        : "no baseline";
+      res.baseline_us = base ? base->latency_us : 0;
+    } else if (res.kept == 0) {
+      bool any_passed = std::any_of(p.records.begin() + 1, p.records.end(),
+                                    [](const ExperimentRecord& r) { return r.passed; });
+      res.outcome = any_passed ? report::Outcome::kMatched : report::Outcome::kFallback;
+      res.reason = any_passed ? "no candidate was faster than the starter"
+                              : "no candidate passed every gate; the starter is kept";
+      res.baseline_us = res.best_us = base->latency_us;
+      res.speedup = res.speedup_lo = res.speedup_hi = 1;
+      res.pct_roofline = base->pct_roofline;
+    } else {
+      gates::Timing t = evaluator(p).remeasure(p.best_copy, best.point, p.starter_copy);
+      res.baseline_us = t.baseline_us;
+      res.best_us = t.candidate_us;
+      res.speedup = t.speedup;
+      res.speedup_lo = t.speedup_lo;
+      res.speedup_hi = t.speedup_hi;
+      res.pct_roofline = t.pct_roofline;
+      res.outcome = t.speedup_lo > threshold ? report::Outcome::kImproved : report::Outcome::kMatched;
+      if (res.outcome == report::Outcome::kMatched)
+        res.reason = "the final re-measure did not confirm the speedup (lower bound " +
+                     fmt(t.speedup_lo, "%.3f") + "x)";
+    }
+    auto sr = stop_reasons.find(p.item->problem_id);
+    if (sr != stop_reasons.end() && res.reason.empty()) res.reason = "moved on: " + sr->second;
+    json e = {{"event", "problem_done"},
+              {"problem", p.item->problem_id},
+              {"result", res},
+              {"time", utc_now("%Y-%m-%dT%H:%M:%SZ")}};
+    journal->append(e);
+    p.done = res;
+    write_result(res);
+  }
+
+  void write_result(const report::ProblemResult& res) {
+    write_atomic(result_record_path(opt.out, res.level, res.problem), json(res).dump(2) + "\n");
+  }
+
+  void error_result(Problem& p, const std::string& why) {
+    report::ProblemResult res = base_result(p);
+    res.outcome = report::Outcome::kError;
+    res.reason = why;
+    res.experiments = p.experiments();
+    res.kept = p.kept();
+    json e = {{"event", "problem_done"}, {"problem", p.item->problem_id}, {"result", res},
+              {"infra", true}, {"time", utc_now("%Y-%m-%dT%H:%M:%SZ")}};
+    journal->append(e);
+    p.done = res;
+    p.infra_error = true;
+    write_result(res);
+  }
+
+  // ---- the run ----------------------------------------------------------------------------
+  RunSummary run() {
+    RunSummary summary;
+    init_problems();
+    open_journal();
+    summary.run_id = run_id;
+    for (auto& p : problems) finish_problem_setup(p);
+    rewrite_tsv();
+    for (auto& p : problems)
+      if (p.done) write_result(*p.done);
+
+    // 1. Baselines, in plan order.
+    for (auto& p : problems) {
+      if (p.done) continue;
+      if (!p.item->skip_reason.empty()) {
+        report::ProblemResult res = base_result(p);
+        res.outcome = report::Outcome::kSkipped;
+        res.reason = p.item->skip_reason;
+        journal->append({{"event", "problem_done"}, {"problem", p.item->problem_id}, {"result", res},
+                         {"time", utc_now("%Y-%m-%dT%H:%M:%SZ")}});
+        p.done = res;
+        write_result(res);
+        continue;
+      }
+      if (interrupted(opt.interrupted)) break;
+      try {
+        open_workspace(p);
+        reconcile(p);
+        if (!p.baseline()) run_baseline(p);
+        if (p.baseline() && !p.baseline()->passed) finalize(p, 0);
+      } catch (const InfraError& e) {
+        log::error(p.item->problem_id + ": " + e.what());
+        error_result(p, e.what());
+      }
+    }
+    // 2. The Amdahl plan over the problems that have a passing baseline.
+    std::vector<PlanInput> inputs;
+    for (auto& p : problems)
+      if (p.baseline() && p.baseline()->passed)
+        inputs.push_back({p.item->problem_id, p.baseline()->latency_us, p.baseline()->roofline_floor_us});
+    const auto& b = opt.suite.budget;
+    BudgetPlan plan = plan_budgets(inputs, b.suite_wall_s, b.problem_floor_s, b.problem_wall_s);
+    if (!inputs.empty() && !interrupted(opt.interrupted)) log::info("search plan (Amdahl order):\n" + plan.table());
+    // 3. Search each problem, highest expected gain first, then its final re-measure.
+    for (const auto& entry : plan.entries) {
+      Problem& p = *find(entry.problem);
+      p.budget_s = entry.budget_s;
+      if (p.done) continue;
+      if (interrupted(opt.interrupted)) break;
+      try {
+        double t0 = now_s();
+        search(p);
+        if (interrupted(opt.interrupted)) break;
+        finalize(p, now_s() - t0);
+        p.eval.reset();  // one worker at a time on a small machine
+        const auto& r = *p.done;
+        log::info(p.item->problem_id + ": " + json(r.outcome).get<std::string>() + " " +
+                  fmt(r.speedup, "%.3f") + "x [" + fmt(r.speedup_lo, "%.3f") + ", " +
+                  fmt(r.speedup_hi, "%.3f") + "] " + fmt(r.baseline_us, "%.2f") + " -> " +
+                  fmt(r.best_us, "%.2f") + " us, " + std::to_string(r.kept) + "/" +
+                  std::to_string(r.experiments) + " kept");
+      } catch (const InfraError& e) {
+        log::error(p.item->problem_id + ": " + e.what());
+        error_result(p, e.what());
+      }
+    }
+
+    summary.interrupted = interrupted(opt.interrupted);
+    bool any_error = false, any_infra = false;
+    for (auto& p : problems) {
+      if (!p.done) continue;
+      summary.results.push_back(*p.done);
+      if (p.done->outcome == report::Outcome::kError) any_error = true;
+      if (p.infra_error) any_infra = true;
+    }
+    if (summary.interrupted) summary.code = ExitCode::kInterrupted;
+    else if (any_infra) summary.code = ExitCode::kInfra;
+    else if (any_error) summary.code = ExitCode::kGateFailure;
+    else summary.code = ExitCode::kPass;
+    if (!summary.interrupted) journal->append({{"event", "run_done"}, {"exit", to_int(summary.code)},
+                                               {"time", utc_now("%Y-%m-%dT%H:%M:%SZ")}});
+    return summary;
+  }
+};
+
+SuiteRun::SuiteRun(SuiteRunOptions options, std::vector<RunItem> items, EvaluatorFactory factory)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->opt = std::move(options);
+  impl_->items = std::move(items);
+  impl_->factory = std::move(factory);
+  std::set<std::string> ids;
+  for (const auto& it : impl_->items)
+    if (!ids.insert(it.problem_id).second)
+      throw UsageError("problem '" + it.problem_id + "' appears twice in the plan");
+}
+
+SuiteRun::~SuiteRun() = default;
+
+RunSummary SuiteRun::run() { return impl_->run(); }
+
+}  // namespace kgate::search

@@ -1,0 +1,96 @@
+#include "search/journal.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace fs = std::filesystem;
+
+namespace kgate::search {
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("kgate-journal-" + std::to_string(::getpid()) + "-" +
+                                        std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  static inline int counter = 0;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(SearchJournal, WritesVersionHeaderAndReplaysEvents) {
+  TempDir d;
+  std::string p = (d.path / "journal.jsonl").string();
+  {
+    Journal j(p, {{"run_id", "r1"}});
+    j.append({{"event", "experiment"}, {"n", 0}});
+    j.append({{"event", "experiment"}, {"n", 1}});
+  }
+  {
+    Journal again(p, {{"run_id", "ignored"}});  // existing file: no second header
+    again.append({{"event", "experiment"}, {"n", 2}});
+  }
+  auto c = Journal::read(p, false);
+  EXPECT_EQ(c.header["format"], "kgate-journal");
+  EXPECT_EQ(c.header["v"], 1);
+  EXPECT_EQ(c.header["run_id"], "r1");
+  ASSERT_EQ(c.events.size(), 3u);
+  EXPECT_EQ(c.events[2]["n"], 2);
+  EXPECT_FALSE(c.torn_tail);
+}
+
+TEST(SearchJournal, TornLastLineIsDroppedAndTruncated) {
+  TempDir d;
+  std::string p = (d.path / "journal.jsonl").string();
+  {
+    Journal j(p, {{"run_id", "r1"}});
+    j.append({{"event", "experiment"}, {"n", 0}});
+  }
+  std::string good = slurp(p);
+  { std::ofstream(p, std::ios::app) << R"({"event":"experiment","n":1,"comm)"; }
+  auto c = Journal::read(p, /*repair=*/false);
+  EXPECT_TRUE(c.torn_tail);
+  EXPECT_EQ(c.events.size(), 1u);
+  EXPECT_NE(slurp(p), good);  // read-only: untouched
+  c = Journal::read(p, /*repair=*/true);
+  EXPECT_TRUE(c.torn_tail);
+  EXPECT_EQ(slurp(p), good);  // repaired: the torn bytes are gone
+  {
+    Journal j(p, {});
+    j.append({{"event", "experiment"}, {"n", 1}});
+  }
+  c = Journal::read(p, false);
+  EXPECT_FALSE(c.torn_tail);
+  ASSERT_EQ(c.events.size(), 2u);
+  EXPECT_EQ(c.events[1]["n"], 1);
+}
+
+TEST(SearchJournal, DamagedMiddleLineAndForeignFilesAreErrors) {
+  TempDir d;
+  std::string p = (d.path / "journal.jsonl").string();
+  { std::ofstream(p) << R"({"format":"kgate-journal","v":1})" "\n" "garbage\n" R"({"n":1})" "\n"; }
+  EXPECT_THROW(Journal::read(p, true), InfraError);
+  { std::ofstream(p) << R"({"something":"else"})" "\n"; }
+  EXPECT_THROW(Journal::read(p, true), UsageError);
+  { std::ofstream(p) << R"({"format":"kgate-journal","v":99})" "\n"; }
+  EXPECT_THROW(Journal::read(p, true), UsageError);
+  auto missing = Journal::read((d.path / "none.jsonl").string(), true);
+  EXPECT_TRUE(missing.header.is_null());
+}
+
+}  // namespace
+}  // namespace kgate::search

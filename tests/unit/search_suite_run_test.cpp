@@ -1,0 +1,446 @@
+// The keep/revert loop end to end with a fake gate evaluator (deterministic latencies
+// from the candidate's tunables), real git, real journal, real agents.
+#include "search/suite_run.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "search/experiment_record.h"
+#include "search/experiment_repo.h"
+#include "search/journal.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kgate::search {
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Latency = 10 us per REPEAT, +1 us unless BLOCK is 32. "BROKEN" fails correctness.
+struct FakeEvaluator : CandidateEvaluator {
+  std::vector<std::string>* evaluated;
+  std::string tag;  // the problem
+  FakeEvaluator(std::vector<std::string>* log, std::string t) : evaluated(log), tag(std::move(t)) {}
+
+  static double cost(const std::string& path, const Point& defines) {
+    std::string src = slurp(path);
+    Point p = parse_tune_space(src, path).default_point();
+    for (const auto& [k, v] : defines) p[k] = v;
+    return 10.0 * std::stod(p.count("REPEAT") ? p["REPEAT"] : "1") +
+           (p.count("BLOCK") && p["BLOCK"] == "32" ? 0 : 1);
+  }
+  gates::Timing timing(const std::string& c, const Point& d, const std::string& b) {
+    gates::Timing t;
+    t.candidate_us = cost(c, d);
+    t.baseline_us = cost(b, {});
+    t.speedup = t.baseline_us / t.candidate_us;
+    t.speedup_lo = t.speedup * 0.995;
+    t.speedup_hi = t.speedup * 1.005;
+    t.roofline_floor_us = 2;
+    t.pct_roofline = t.roofline_floor_us / t.candidate_us;
+    return t;
+  }
+  static gates::GateResult gate(gates::Gate g, gates::GateStatus st) {
+    gates::GateResult r;
+    r.gate = g;
+    r.status = st;
+    return r;
+  }
+  gates::CandidateVerdict evaluate(const std::string& c, const Point& d, const std::string& b) override {
+    gates::CandidateVerdict v;
+    std::string src = slurp(c);
+    evaluated->push_back(tag + "|" + format_point(d) + "|" + std::to_string(std::hash<std::string>{}(src)));
+    v.gates.push_back(gate(gates::Gate::kStatic, gates::GateStatus::kPass));
+    if (src.find("BROKEN") != std::string::npos) {
+      gates::GateResult g = gate(gates::Gate::kCorrectness, gates::GateStatus::kFail);
+      g.reason = "max_abs_err 0.5 > atol 1e-3";
+      g.failed_case = "seed=1 R=1023 f32";
+      gates::CaseRow bad;
+      bad.case_id = "seed=1 R=1023 f32";
+      bad.pass = false;
+      bad.detail = "max_abs_err 0.5";
+      gates::CaseRow good;
+      good.case_id = "seed=1 R=64 f32";
+      g.rows = {bad, good};
+      v.gates.push_back(g);
+      v.failed_gate = gates::Gate::kCorrectness;
+      return v;
+    }
+    v.gates.push_back(gate(gates::Gate::kCorrectness, gates::GateStatus::kPass));
+    v.passed = true;
+    v.timing = timing(c, d, b);
+    return v;
+  }
+  gates::Timing remeasure(const std::string& c, const Point& d, const std::string& b) override {
+    evaluated->push_back("remeasure");
+    return timing(c, d, b);
+  }
+  std::string device_name() const override { return "fake-cpu"; }
+};
+
+struct SearchSuiteRun : ::testing::Test {
+  fs::path dir, out;
+  std::vector<std::string> evaluated;
+  config::Suite suite;
+  std::atomic<bool> stop{false};
+
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("kgate-run-" + std::to_string(::getpid()) + "-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    out = dir / "out";
+    fs::copy_file(fs::path(KGATE_TEST_DATA) / "search" / "repeat_starter.cpp", dir / "starter.cpp");
+    std::ofstream(dir / "p.yaml") << "id: p\nop: softmax\n";
+    suite.id = "unit";
+    suite.budget.max_experiments = 12;
+    suite.budget.suite_wall_s = 600;
+    suite.budget.problem_floor_s = 10;
+    suite.budget.target_speedup = 100;
+    suite.budget.roofline_stop = 0.99;
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  RunItem item(const std::string& id, const std::string& starter = "") {
+    RunItem it;
+    it.level = "unit-level";
+    it.problem_id = id;
+    it.problem.id = id;
+    it.problem.op = "softmax";
+    it.starter = starter.empty() ? (dir / "starter.cpp").string() : starter;
+    it.problem_file = (dir / "p.yaml").string();
+    return it;
+  }
+
+  RunSummary run(std::vector<RunItem> items, bool resume = false, std::optional<int> max = {}) {
+    SuiteRunOptions o;
+    o.out = out.string();
+    o.suite = suite;
+    o.suite_path = "unit.yaml";
+    o.resume = resume;
+    o.seed = 42;
+    o.max_experiments = max;
+    o.interrupted = &stop;
+    SuiteRun r(o, std::move(items), [this](const RunItem& it, const std::string&, uint64_t) {
+      return std::make_unique<FakeEvaluator>(&evaluated, it.problem_id);
+    });
+    return r.run();
+  }
+
+  std::vector<json> experiments(const std::string& problem = "") {
+    std::vector<json> v;
+    for (auto& e : Journal::read((out / "journal.jsonl").string(), false).events)
+      if (e["event"] == "experiment" && (problem.empty() || e["problem"] == problem)) v.push_back(e);
+    return v;
+  }
+
+  // Journal, results.tsv and git agree: one row and one commit per journaled experiment.
+  void expect_consistent(const std::string& run_id) {
+    auto ex = experiments();
+    std::vector<std::string> rows;
+    std::stringstream tsv(slurp(out / "results.tsv"));
+    std::string line;
+    std::getline(tsv, line);
+    EXPECT_EQ(line, "# kgate-results v1");
+    std::getline(tsv, line);
+    while (std::getline(tsv, line)) rows.push_back(line);
+    ASSERT_EQ(rows.size(), ex.size());
+    std::map<std::string, std::set<int>> numbers;
+    for (size_t i = 0; i < ex.size(); ++i) {
+      auto r = ex[i].get<ExperimentRecord>();
+      EXPECT_EQ(rows[i], results_tsv_row(r).substr(0, rows[i].size()));
+      EXPECT_TRUE(numbers[r.problem].insert(r.n).second) << "experiment run twice: " << r.n;
+      ExperimentRepo repo((out / "workspaces" / r.problem).string());
+      char ref[128];
+      std::snprintf(ref, sizeof ref, "refs/kgate/%s/%s/%04d", run_id.c_str(), r.problem.c_str(), r.n);
+      EXPECT_EQ(repo.resolve(ref), r.commit);
+      auto info = repo.read(r.commit);
+      EXPECT_EQ(info.trailers.at("Kgate-Experiment"), std::to_string(r.n));
+      EXPECT_EQ(info.trailers.at("Kgate-Verdict"), to_string(r.verdict));
+    }
+    for (auto& [p, ns] : numbers) {
+      EXPECT_EQ(*ns.rbegin() + 1, static_cast<int>(ns.size())) << p << ": an experiment was lost";
+      ExperimentRepo repo((out / "workspaces" / p).string());
+      EXPECT_EQ(repo.refs("refs/kgate/" + run_id + "/" + p + "/").size(), ns.size());
+      // The branch holds the baseline and the kept experiments, newest first.
+      auto log = repo.log(repo.resolve("refs/heads/kgate/unit/" + run_id + "/" + p));
+      for (const auto& c : log) {
+        std::string v = c.trailers.at("Kgate-Verdict");
+        EXPECT_TRUE(v == "keep" || v == "baseline") << v;
+      }
+      EXPECT_EQ(repo.resolve("refs/tags/kgate/" + run_id + "/" + p + "/best"), log.front().id);
+    }
+  }
+};
+
+TEST_F(SearchSuiteRun, TunerImprovesKeepsRevertsAndRecordsEverything) {
+  RunSummary s = run({item("alpha"), item("beta")});
+  EXPECT_EQ(s.code, ExitCode::kPass);
+  ASSERT_EQ(s.results.size(), 2u);
+  for (const auto& r : s.results) {
+    EXPECT_EQ(r.outcome, report::Outcome::kImproved) << r.reason;
+    EXPECT_NEAR(r.speedup, 81.0 / 10.0, 1e-9);  // REPEAT 8->1, BLOCK 16->32
+    EXPECT_EQ(r.baseline_us, 81);
+    EXPECT_EQ(r.best_us, 10);
+    EXPECT_GT(r.kept, 0);
+    EXPECT_EQ(r.env.gpu, "fake-cpu");
+    EXPECT_EQ(r.level, "unit-level");
+    EXPECT_TRUE(fs::exists(result_record_path(out.string(), "unit-level", r.problem)));
+    auto rec = json::parse(slurp(result_record_path(out.string(), "unit-level", r.problem)));
+    EXPECT_EQ(rec["version"], 1);
+    EXPECT_EQ(rec["outcome"], "improved");
+  }
+  // No point measured twice (per problem; the final re-measure is separate).
+  std::set<std::string> seen;
+  for (const auto& e : evaluated)
+    if (e != "remeasure") EXPECT_TRUE(seen.insert(e).second) << e;
+  // The committed best alone reproduces the measured kernel.
+  ExperimentRepo repo((out / "workspaces" / "alpha").string());
+  std::string best = slurp(out / "workspaces" / "alpha" / "starter.cpp");
+  EXPECT_NE(best.find("#define REPEAT 1\n"), std::string::npos) << best;
+  EXPECT_NE(best.find("#define BLOCK 32\n"), std::string::npos) << best;
+  expect_consistent(s.run_id);
+  auto ex = experiments("alpha");
+  EXPECT_EQ(ex.front()["verdict"], "baseline");
+}
+
+TEST_F(SearchSuiteRun, BrokenCandidateIsRevertedAndTheStarterKept) {
+  suite.agent.kind = "command";
+  suite.agent.command = "echo 'kgate-description: break it'; echo '// BROKEN' >> \"$KGATE_CANDIDATE\"";
+  suite.budget.max_consecutive_reverts = 3;
+  RunSummary s = run({item("p")});
+  EXPECT_EQ(s.code, ExitCode::kPass);  // a candidate failing is data, not a pipeline failure
+  ASSERT_EQ(s.results.size(), 1u);
+  EXPECT_EQ(s.results[0].outcome, report::Outcome::kFallback);
+  auto ex = experiments();
+  ASSERT_EQ(ex.size(), 4u);
+  for (size_t i = 1; i < ex.size(); ++i) {
+    EXPECT_EQ(ex[i]["verdict"], "revert");
+    EXPECT_EQ(ex[i]["failed_gate"], "correctness");
+    EXPECT_EQ(ex[i]["failed_case"], "seed=1 R=1023 f32");
+    EXPECT_EQ(ex[i]["description"], "break it");
+    EXPECT_EQ(ex[i]["gates"][1]["rows"].size(), 1u);  // failing rows only
+  }
+  EXPECT_EQ(slurp(out / "workspaces" / "p" / "starter.cpp"), slurp(dir / "starter.cpp"));
+  auto fb = json::parse(slurp(out / "workspaces" / "p" / "feedback.json"));
+  EXPECT_EQ(fb["failed_gate"], "correctness");
+  EXPECT_NE(slurp(out / "workspaces" / "p" / "task.md").find("Playbook"), std::string::npos);
+  expect_consistent(s.run_id);
+}
+
+TEST_F(SearchSuiteRun, StarterFailingTheGatesFailsThePipeline) {
+  std::ofstream(dir / "broken.cpp") << "// kgate:tune REPEAT=[1,2]\n#define REPEAT 2\n// BROKEN\n";
+  RunSummary s = run({item("bad", (dir / "broken.cpp").string()), item("good")});
+  EXPECT_EQ(s.code, ExitCode::kGateFailure);
+  ASSERT_EQ(s.results.size(), 2u);
+  for (const auto& r : s.results) {
+    if (r.problem == "bad") {
+      EXPECT_EQ(r.outcome, report::Outcome::kError);
+      EXPECT_NE(r.reason.find("correctness"), std::string::npos) << r.reason;
+    } else {
+      EXPECT_EQ(r.outcome, report::Outcome::kImproved);
+    }
+  }
+}
+
+TEST_F(SearchSuiteRun, ForbiddenEditIsCaughtUndoneAndRecorded) {
+  suite.agent.kind = "command";
+  suite.agent.command =
+      "chmod u+w problem.yaml; echo 'tolerance: 1e9' >> problem.yaml; echo x > scratch.txt; "
+      "sed -i 's/define REPEAT 8/define REPEAT 1/' \"$KGATE_CANDIDATE\"";
+  suite.budget.max_experiments = 1;
+  RunSummary s = run({item("p")});
+  auto ex = experiments();
+  ASSERT_EQ(ex.size(), 2u);
+  EXPECT_EQ(ex[1]["verdict"], "violation");
+  EXPECT_EQ(ex[1]["violations"].size(), 2u);
+  EXPECT_EQ(ex[1]["violations"][0], "modified problem.yaml");
+  EXPECT_EQ(ex[1]["violations"][1], "created scratch.txt");
+  EXPECT_EQ(evaluated.size(), 1u);  // only the baseline: a violating candidate is never run
+  fs::path ws = out / "workspaces" / "p";
+  EXPECT_EQ(slurp(ws / "problem.yaml"), slurp(dir / "p.yaml"));
+  EXPECT_FALSE(fs::exists(ws / "scratch.txt"));
+  EXPECT_EQ(slurp(ws / "starter.cpp"), slurp(dir / "starter.cpp"));
+  EXPECT_EQ(s.results.at(0).outcome, report::Outcome::kFallback);
+  expect_consistent(s.run_id);
+}
+
+TEST_F(SearchSuiteRun, HangingAgentIsKilledAtItsTimeout) {
+  suite.agent.kind = "command";
+  suite.agent.command = "sleep 60 & sleep 60";
+  suite.agent.timeout_s = 1;
+  suite.budget.max_experiments = 1;
+  auto t0 = std::chrono::steady_clock::now();
+  RunSummary s = run({item("p")});
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, 20);
+  auto ex = experiments();
+  ASSERT_EQ(ex.size(), 2u);
+  EXPECT_EQ(ex[1]["verdict"], "timeout");
+  EXPECT_NE(ex[1]["reason"].get<std::string>().find("timeout"), std::string::npos);
+}
+
+TEST_F(SearchSuiteRun, ResumeReconcilesAndContinuesWithoutLossOrDuplicates) {
+  suite.budget.max_consecutive_reverts = 100;
+  RunSummary first = run({item("p")}, false, 3);
+  // Simulate a crash after a later commit but before its journal line, plus a torn tail:
+  // delete the problem_done/run_done events, add an unjournaled commit and a torn line.
+  std::string jp = (out / "journal.jsonl").string();
+  auto c = Journal::read(jp, false);
+  {
+    std::ofstream j(jp, std::ios::trunc);
+    json h = c.header;
+    j << h.dump() << "\n";
+    for (auto& e : c.events)
+      if (e["event"] == "experiment") j << e.dump() << "\n";
+    j << R"({"event":"experiment","problem":"p","n":4,"comm)";
+  }
+  fs::path ws = out / "workspaces" / "p";
+  {
+    ExperimentRepo repo(ws.string());
+    std::ofstream(ws / "starter.cpp") << "// half-done edit\n";
+    std::string stray = repo.commit("experiment 4: never journaled\n");
+    repo.set_ref("refs/kgate/" + first.run_id + "/p/0004", stray);
+    std::ofstream(ws / "junk.o") << "x";
+  }
+  evaluated.clear();
+  RunSummary second = run({item("p")}, true, 8);
+  EXPECT_EQ(second.run_id, first.run_id);
+  EXPECT_EQ(second.code, ExitCode::kPass);
+  auto ex = experiments();
+  ASSERT_EQ(ex.size(), 9u);  // baseline + 8, numbered 0..8 once each
+  for (size_t i = 0; i < ex.size(); ++i) EXPECT_EQ(ex[i]["n"], static_cast<int>(i));
+  EXPECT_FALSE(fs::exists(ws / "junk.o"));
+  // The resumed tuner does not re-measure points the first session measured.
+  std::set<std::string> points;
+  for (auto& e : ex) EXPECT_TRUE(points.insert(e["point"].dump()).second || e["n"] == 0) << e["point"];
+  expect_consistent(second.run_id);
+  EXPECT_EQ(second.results.size(), 1u);
+}
+
+TEST_F(SearchSuiteRun, NewRunArchivesThePreviousOneAndUsesANewBranch) {
+  suite.budget.max_experiments = 2;
+  RunSummary a = run({item("p")});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // a distinct run id
+  RunSummary b = run({item("p")});
+  ASSERT_NE(a.run_id, b.run_id);
+  EXPECT_TRUE(fs::exists(out / "archive" / a.run_id / "journal.jsonl"));
+  EXPECT_TRUE(fs::exists(out / "archive" / a.run_id / "results.tsv"));
+  ExperimentRepo repo((out / "workspaces" / "p").string());
+  EXPECT_FALSE(repo.resolve("refs/heads/kgate/unit/" + a.run_id + "/p").empty());
+  EXPECT_FALSE(repo.resolve("refs/heads/kgate/unit/" + b.run_id + "/p").empty());
+  expect_consistent(b.run_id);
+}
+
+TEST_F(SearchSuiteRun, InterruptStopsCleanlyWith130) {
+  suite.agent.kind = "command";
+  suite.agent.command = "sleep 30";
+  suite.agent.timeout_s = 60;
+  std::thread stopper([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    stop = true;
+  });
+  RunSummary s = run({item("p")});
+  stopper.join();
+  EXPECT_EQ(s.code, ExitCode::kInterrupted);
+  EXPECT_TRUE(s.interrupted);
+  auto ex = experiments();
+  EXPECT_EQ(ex.size(), 1u);  // the baseline; the abandoned experiment is not recorded
+  ExperimentRepo repo((out / "workspaces" / "p").string());
+  EXPECT_EQ(repo.head(), ex[0]["commit"].get<std::string>());
+}
+
+// ---- http agent against a local chat-completions server ----------------------------------
+struct Server {
+  pid_t pid = -1;
+  int port = 0;
+  Server(const fs::path& reply, const fs::path& log) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid = fork();
+    if (pid == 0) {
+      dup2(fds[1], STDOUT_FILENO);
+      close(fds[0]);
+      std::string script = std::string(KGATE_TEST_DATA) + "/search/chat_server.py";
+      execlp("python3", "python3", script.c_str(), "--reply", reply.c_str(), "--log", log.c_str(),
+             static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(fds[1]);
+    char buf[32] = {0};
+    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    if (n > 0) port = std::atoi(buf);
+  }
+  ~Server() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+};
+
+TEST_F(SearchSuiteRun, HttpAgentTakesTheReplysCodeBlock) {
+  std::string fast = slurp(dir / "starter.cpp");
+  fast.replace(fast.find("#define REPEAT 8"), 16, "#define REPEAT 2");
+  std::ofstream(dir / "reply.md") << "Cut the redundant repeats to 2.\n\n```cpp\n" << fast << "```\nDone.\n";
+  Server srv(dir / "reply.md", dir / "requests.jsonl");
+  ASSERT_GT(srv.port, 0) << "python3 chat server did not start";
+  suite.agent.kind = "http";
+  suite.agent.url = "http://127.0.0.1:" + std::to_string(srv.port) + "/v1/";
+  suite.agent.model = "test-model";
+  suite.agent.api_key_env = "KGATE_TEST_CHAT_KEY";
+  suite.agent.timeout_s = 20;
+  suite.budget.max_experiments = 2;
+  setenv("KGATE_TEST_CHAT_KEY", "sk-secret-123", 1);
+  RunSummary s = run({item("p")});
+  unsetenv("KGATE_TEST_CHAT_KEY");
+  auto ex = experiments();
+  ASSERT_EQ(ex.size(), 3u);
+  EXPECT_EQ(ex[1]["verdict"], "keep") << ex[1].dump();
+  EXPECT_EQ(ex[1]["description"], "Cut the redundant repeats to 2.");
+  EXPECT_EQ(ex[2]["verdict"], "revert");  // the same reply again: unchanged
+  auto req = json::parse(slurp(dir / "requests.jsonl").substr(0, slurp(dir / "requests.jsonl").find('\n')));
+  EXPECT_EQ(req["path"], "/v1/chat/completions");
+  EXPECT_EQ(req["authorization"], "Bearer sk-secret-123");
+  EXPECT_EQ(req["body"]["model"], "test-model");
+  EXPECT_EQ(req["body"]["messages"][1]["role"], "user");
+  EXPECT_NE(req["body"]["messages"][1]["content"].get<std::string>().find("#define REPEAT 8"),
+            std::string::npos);
+  EXPECT_EQ(slurp(out / "journal.jsonl").find("sk-secret"), std::string::npos);
+  EXPECT_EQ(s.results.at(0).outcome, report::Outcome::kImproved);
+}
+
+TEST_F(SearchSuiteRun, HttpAgentWithoutItsKeyFailsCleanly) {
+  suite.agent.kind = "http";
+  suite.agent.url = "http://127.0.0.1:9";
+  suite.agent.api_key_env = "KGATE_TEST_UNSET_KEY";
+  suite.budget.max_experiments = 1;
+  unsetenv("KGATE_TEST_UNSET_KEY");
+  run({item("p")});
+  auto ex = experiments();
+  ASSERT_EQ(ex.size(), 2u);
+  EXPECT_EQ(ex[1]["verdict"], "agent_error");
+  EXPECT_NE(ex[1]["reason"].get<std::string>().find("KGATE_TEST_UNSET_KEY"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kgate::search

@@ -1,0 +1,99 @@
+#include "search/tuner.h"
+
+#include <cmath>
+#include <set>
+
+#include <gtest/gtest.h>
+
+namespace kgate::search {
+namespace {
+
+TuneSpace space_of(const std::string& src) { return parse_tune_space(src, "k.cpp"); }
+
+// A synthetic objective with one optimum: |log2(BLOCK/256)| + |log2(ROWS/4)| + 1.
+double cost(const Point& p) {
+  return 1 + std::abs(std::log2(std::stod(p.at("BLOCK")) / 256)) +
+         std::abs(std::log2(std::stod(p.at("ROWS")) / 4));
+}
+
+// Drives a tuner the way the search loop does: keep when 1% better than the best.
+struct Drive {
+  std::vector<Point> proposed;
+  double best = 0;
+  Point best_point;
+};
+Drive drive(Tuner& t, int budget) {
+  Drive d;
+  d.best_point = t.space().default_point();
+  d.best = cost(d.best_point);
+  t.observe(d.best_point, true, d.best);  // the baseline
+  for (int i = 0; i < budget; ++i) {
+    auto p = t.propose();
+    if (!p) break;
+    d.proposed.push_back(*p);
+    double c = cost(*p);
+    bool keep = c < d.best * 0.99;
+    if (keep) {
+      d.best = c;
+      d.best_point = *p;
+    }
+    t.observe(*p, keep, c);
+  }
+  return d;
+}
+
+const char* kSmall =
+    "// kgate:tune BLOCK=[32,64,128,256,512,1024] ROWS=[1,2,4,8,16]\n#define BLOCK 32\n#define ROWS 16\n";
+
+TEST(SearchTuner, StartsFromTheDeclaredDefaultAndConverges) {
+  Tuner t(space_of(kSmall), 7);
+  auto first = t.propose();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(format_point(*first), "BLOCK=32 ROWS=16");
+  Drive d = drive(t, 14);
+  EXPECT_EQ(format_point(d.best_point), "BLOCK=256 ROWS=4");
+  EXPECT_LE(d.proposed.size(), 14u);
+}
+
+TEST(SearchTuner, NeverRepeatsAPointAndExhaustsTheSpace) {
+  Tuner t(space_of(kSmall), 3);
+  Drive d = drive(t, 1000);
+  std::set<std::string> seen{format_point(t.space().default_point())};
+  for (const auto& p : d.proposed) EXPECT_TRUE(seen.insert(format_point(p)).second) << format_point(p);
+  EXPECT_EQ(seen.size(), 30u);  // every point exactly once, then nothing
+  EXPECT_FALSE(t.propose());
+}
+
+TEST(SearchTuner, FailedPointsDoNotMoveTheSearch) {
+  Tuner t(space_of(kSmall), 1);
+  t.observe(t.space().default_point(), true, 10.0);
+  for (int i = 0; i < 5; ++i) {
+    auto p = t.propose();
+    ASSERT_TRUE(p);
+    t.observe(*p, false, std::nullopt);
+    EXPECT_TRUE(t.measured(*p));
+  }
+}
+
+TEST(SearchTuner, DeterministicInSeedAndObservations) {
+  Tuner a(space_of(kSmall), 11), b(space_of(kSmall), 11);
+  Drive da = drive(a, 20), db = drive(b, 20);
+  ASSERT_EQ(da.proposed.size(), db.proposed.size());
+  for (size_t i = 0; i < da.proposed.size(); ++i) EXPECT_EQ(da.proposed[i], db.proposed[i]);
+}
+
+TEST(SearchTuner, LargeSpacesUseASpreadSampleAndStillConverge) {
+  std::string src =
+      "// kgate:tune BLOCK=[16,32,64,128,256,512,1024,2048] ROWS=[1,2,4,8,16,32] "
+      "PAD=[0,1,2,3]\n#define BLOCK 16\n#define ROWS 32\n";
+  Tuner t(space_of(src), 5);
+  ASSERT_GT(t.space().size(), 64u);
+  Drive d = drive(t, 40);
+  EXPECT_EQ(d.best_point.at("BLOCK"), "256");
+  EXPECT_EQ(d.best_point.at("ROWS"), "4");
+  std::set<std::string> seen;
+  for (const auto& p : d.proposed) EXPECT_TRUE(seen.insert(format_point(p)).second);
+}
+
+}  // namespace
+}  // namespace kgate::search
