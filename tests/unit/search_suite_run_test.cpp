@@ -210,8 +210,11 @@ TEST_F(SearchSuiteRun, TunerImprovesKeepsRevertsAndRecordsEverything) {
   }
   // No point measured twice (per problem; the final re-measure is separate).
   std::set<std::string> seen;
-  for (const auto& e : evaluated)
-    if (e != "remeasure") EXPECT_TRUE(seen.insert(e).second) << e;
+  for (const auto& e : evaluated) {
+    if (e != "remeasure") {
+      EXPECT_TRUE(seen.insert(e).second) << e;
+    }
+  }
   // The committed best alone reproduces the measured kernel.
   ExperimentRepo repo((out / "workspaces" / "alpha").string());
   std::string best = slurp(out / "workspaces" / "alpha" / "starter.cpp");
@@ -385,10 +388,11 @@ struct Server {
       _exit(127);
     }
     close(fds[1]);
-    char buf[32] = {0};
-    ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    std::string line;
+    char c;
+    while (read(fds[0], &c, 1) == 1 && c != '\n') line += c;  // the whole line
     close(fds[0]);
-    if (n > 0) port = std::atoi(buf);
+    if (!line.empty()) port = std::atoi(line.c_str());
   }
   ~Server() {
     if (pid > 0) {
