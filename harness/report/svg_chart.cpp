@@ -46,8 +46,11 @@ std::string grouped_bars(const std::string& title, const std::vector<std::string
                          const std::vector<Series>& series, double reference,
                          const std::string& unit) {
   const double left = 50, top = 40, plot_h = 200, bottom = 60;
-  const double group_w = std::max(40.0, 24.0 * static_cast<double>(series.size()) + 20);
-  const double w = left + group_w * static_cast<double>(std::max<size_t>(categories.size(), 1)) + 20;
+  // Bars wide enough for their "0.85" labels; the canvas wide enough for the legend.
+  const double group_w = std::max(40.0, 36.0 * static_cast<double>(series.size()) + 20);
+  const double w = std::max(
+      left + group_w * static_cast<double>(std::max<size_t>(categories.size(), 1)) + 20,
+      left + 150.0 * static_cast<double>(series.size()) + 20);
   const double h = top + plot_h + bottom;
   double vmax = 0;
   for (const auto& s : series)
@@ -56,7 +59,7 @@ std::string grouped_bars(const std::string& title, const std::vector<std::string
   vmax = nice_max(vmax, reference);
   auto y_of = [&](double v) { return top + plot_h - plot_h * v / vmax; };
 
-  std::string t = open_svg(std::max(w, 320.0), h, title);
+  std::string t = open_svg(w, h, title);
   t += "<line x1=\"" + n(left) + "\" y1=\"" + n(top + plot_h) + "\" x2=\"" + n(w - 10) +
        "\" y2=\"" + n(top + plot_h) + "\" class=\"axis\"/>";
   t += "<text x=\"4\" y=\"" + n(top + 4) + "\" class=\"tick\">" + fmt::num(vmax, 2) +
