@@ -8,6 +8,7 @@ APT_PACKAGES=(
   libyaml-cpp-dev libgit2-dev libtinyxml2-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libxml2-utils libcurl4-openssl-dev python3 python3-pip
+  chromium  # headless: the HTML report screenshot test (skipped when absent)
 )
 
 missing=()

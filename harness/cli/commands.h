@@ -51,7 +51,7 @@ struct ReportOptions {
   std::string db;
   bool weekly = false;
   std::string since;
-  std::string out = "out";
+  std::string out;  // "" = the --from directory
 };
 ExitCode cmd_report(const ReportOptions& o);
 

@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   c_report->add_option("--db", report.db, "History database (SQLite)");
   c_report->add_flag("--weekly", report.weekly, "Weekly trend report from --db");
   c_report->add_option("--since", report.since, "Start date (YYYY-MM-DD)");
-  c_report->add_option("--out", report.out, "Output directory")->capture_default_str();
+  c_report->add_option("--out", report.out, "Output directory (default: the --from directory)");
 
   MergeOptions merge;
   auto* c_merge = app.add_subcommand("merge", "Combine shard outputs into one report");

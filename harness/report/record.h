@@ -56,6 +56,7 @@ struct ProblemResult {
   std::string best_commit;
   std::string baseline_commit;
   std::string best_candidate;      // path of the best candidate source in the workspace
+  std::string best_hash;           // content hash (sha256 hex) of the best candidate source
   std::vector<gates::GateResult> gates;  // the best candidate's gate table (or the failing one)
   double wall_s = 0;
   uint64_t seed = 0;
@@ -66,6 +67,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemResult, version, run_id, 
                                                 speedup, speedup_lo, speedup_hi, eager_us,
                                                 compile_us, pct_roofline, outcome, reason,
                                                 experiments, kept, best_commit, baseline_commit,
-                                                best_candidate, gates, wall_s, seed, env)
+                                                best_candidate, best_hash, gates, wall_s, seed, env)
 
 }  // namespace kgate::report

@@ -1,0 +1,252 @@
+#include "report/history.h"
+
+#include <sqlite3.h>
+
+#include "core/error.h"
+#include "report/record_io.h"
+#include "report/summary.h"
+
+namespace kgate::report {
+namespace {
+
+// One prepared statement; finalized on scope exit. Errors become InfraError with the SQL.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st_, nullptr) != SQLITE_OK)
+      throw InfraError("history: cannot prepare \"" + sql + "\": " + sqlite3_errmsg(db));
+  }
+  ~Stmt() { sqlite3_finalize(st_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& bind(int i, const std::string& v) {
+    sqlite3_bind_text(st_, i, v.c_str(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& bind(int i, double v) {
+    sqlite3_bind_double(st_, i, v);
+    return *this;
+  }
+  Stmt& bind(int i, int64_t v) {
+    sqlite3_bind_int64(st_, i, v);
+    return *this;
+  }
+  // true while a row is available
+  bool step() {
+    int rc = sqlite3_step(st_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw InfraError(std::string("history: ") + sqlite3_errmsg(db_));
+  }
+  std::string text(int col) const {
+    auto* p = sqlite3_column_text(st_, col);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+  double real(int col) const { return sqlite3_column_double(st_, col); }
+  int64_t integer(int col) const { return sqlite3_column_int64(st_, col); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+};
+
+constexpr const char* kSchema = R"(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs(
+  run_id TEXT PRIMARY KEY, suite TEXT, kind TEXT, config_hash TEXT, started_at TEXT,
+  finished_at TEXT, gpu TEXT, info_json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results(
+  run_id TEXT NOT NULL, problem TEXT NOT NULL, level TEXT, gpu TEXT, outcome TEXT,
+  speedup REAL, best_us REAL, wall_s REAL, record_json TEXT NOT NULL,
+  PRIMARY KEY(run_id, problem));
+CREATE INDEX IF NOT EXISTS results_by_problem ON results(problem, gpu);
+CREATE TABLE IF NOT EXISTS accepted(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, problem TEXT NOT NULL, gpu TEXT NOT NULL,
+  content_hash TEXT NOT NULL, accepted_at TEXT, commit_sha TEXT, run_id TEXT,
+  best_us REAL, speedup REAL);
+CREATE INDEX IF NOT EXISTS accepted_by_problem ON accepted(problem, gpu);
+)";
+
+}  // namespace
+
+std::string gpu_key(const Environment& env) {
+  return env.gpu_target.empty() ? env.gpu : env.gpu_target;
+}
+
+History::History(const std::string& path) : path_(path) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw InfraError(path + ": cannot open the history database: " + msg);
+  }
+  sqlite3_busy_timeout(db_, 10000);  // shards of one CI run may record at once
+  try {
+    exec(kSchema);
+    Stmt get(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+    if (get.step()) {
+      std::string v = get.text(0);
+      if (v != std::to_string(kHistorySchemaVersion))
+        throw UsageError(path + ": history schema version " + v + " (this kgate reads " +
+                         std::to_string(kHistorySchemaVersion) + ")");
+    } else {
+      Stmt put(db_, "INSERT INTO meta(key, value) VALUES('schema_version', ?)");
+      put.bind(1, std::to_string(kHistorySchemaVersion)).step();
+    }
+  } catch (const InfraError& e) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    // A file that is not a database at all is the user's input problem.
+    throw UsageError(path + ": not a kgate history database (" + e.what() + ")");
+  } catch (...) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+History::~History() { sqlite3_close(db_); }
+
+void History::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw InfraError("history: " + msg);
+  }
+}
+
+void History::record_run(const RunRecords& run) {
+  const RunInfo& info = run.info;
+  if (info.run_id.empty()) throw UsageError("history: the run has no run_id");
+  const std::string gpu = gpu_key(info.env);
+  exec("BEGIN IMMEDIATE");
+  try {
+    Stmt(db_, "DELETE FROM results WHERE run_id = ?").bind(1, info.run_id).step();
+    Stmt(db_,
+         "INSERT OR REPLACE INTO runs(run_id, suite, kind, config_hash, started_at, finished_at, "
+         "gpu, info_json) VALUES(?, ?, ?, ?, ?, ?, ?, ?)")
+        .bind(1, info.run_id)
+        .bind(2, info.suite)
+        .bind(3, nlohmann::json(info.kind).get<std::string>())
+        .bind(4, info.config_hash)
+        .bind(5, info.started_at)
+        .bind(6, info.finished_at)
+        .bind(7, gpu)
+        .bind(8, nlohmann::json(info).dump())
+        .step();
+    for (const auto& r : run.results) {
+      const std::string problem = r.level + "/" + r.problem;
+      const std::string rgpu = gpu_key(r.env).empty() ? gpu : gpu_key(r.env);
+      Stmt(db_,
+           "INSERT INTO results(run_id, problem, level, gpu, outcome, speedup, best_us, wall_s, "
+           "record_json) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          .bind(1, info.run_id)
+          .bind(2, problem)
+          .bind(3, r.level)
+          .bind(4, rgpu)
+          .bind(5, to_string(r.outcome))
+          .bind(6, r.speedup)
+          .bind(7, r.best_us)
+          .bind(8, r.wall_s)
+          .bind(9, nlohmann::json(r).dump())
+          .step();
+      if (r.outcome == Outcome::kImproved && is_correct(r) && !r.best_hash.empty()) {
+        auto current = accepted(problem, rgpu);
+        if (!current || current->content_hash != r.best_hash)
+          accept({problem, rgpu, r.best_hash,
+                  info.finished_at.empty() ? info.started_at : info.finished_at, r.best_commit,
+                  info.run_id, r.best_us, r.speedup});
+      }
+    }
+    exec("COMMIT");
+  } catch (...) {
+    char* err = nullptr;
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, &err);
+    sqlite3_free(err);
+    throw;
+  }
+}
+
+void History::record_run_dir(const std::string& out_dir) { record_run(load_run_dir(out_dir)); }
+
+void History::accept(const AcceptedKernel& k) {
+  Stmt(db_,
+       "INSERT INTO accepted(problem, gpu, content_hash, accepted_at, commit_sha, run_id, best_us, "
+       "speedup) VALUES(?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, k.problem)
+      .bind(2, k.gpu)
+      .bind(3, k.content_hash)
+      .bind(4, k.accepted_at)
+      .bind(5, k.commit)
+      .bind(6, k.run_id)
+      .bind(7, k.best_us)
+      .bind(8, k.speedup)
+      .step();
+}
+
+std::optional<AcceptedKernel> History::accepted(const std::string& problem,
+                                                const std::string& gpu) const {
+  Stmt q(db_,
+         "SELECT problem, gpu, content_hash, accepted_at, commit_sha, run_id, best_us, speedup "
+         "FROM accepted WHERE problem = ? AND gpu = ? ORDER BY id DESC LIMIT 1");
+  q.bind(1, problem).bind(2, gpu);
+  if (!q.step()) return std::nullopt;
+  return AcceptedKernel{q.text(0), q.text(1), q.text(2), q.text(3),
+                        q.text(4), q.text(5), q.real(6), q.real(7)};
+}
+
+std::vector<RunSummaryRow> History::runs(const std::string& since, const std::string& until) const {
+  Stmt q(db_,
+         "SELECT r.run_id, r.suite, r.started_at, r.gpu, COUNT(x.problem) FROM runs r LEFT JOIN "
+         "results x ON x.run_id = r.run_id WHERE r.started_at >= ? AND r.started_at < ? "
+         "GROUP BY r.run_id ORDER BY r.started_at, r.run_id");
+  q.bind(1, since).bind(2, until);
+  std::vector<RunSummaryRow> out;
+  while (q.step())
+    out.push_back({q.text(0), q.text(1), q.text(2), q.text(3), static_cast<int>(q.integer(4))});
+  return out;
+}
+
+RunRecords History::load_run(const std::string& run_id) const {
+  RunRecords run;
+  Stmt qi(db_, "SELECT info_json FROM runs WHERE run_id = ?");
+  qi.bind(1, run_id);
+  if (!qi.step()) throw UsageError(path_ + ": no run \"" + run_id + "\"");
+  try {
+    run.info = nlohmann::json::parse(qi.text(0)).get<RunInfo>();
+    Stmt q(db_, "SELECT record_json FROM results WHERE run_id = ? ORDER BY problem");
+    q.bind(1, run_id);
+    while (q.step()) run.results.push_back(nlohmann::json::parse(q.text(0)).get<ProblemResult>());
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(path_ + ": run \"" + run_id + "\" has a damaged record: " + e.what());
+  }
+  return run;
+}
+
+std::string History::latest_start() const {
+  Stmt q(db_, "SELECT MAX(started_at) FROM runs");
+  return q.step() ? q.text(0) : "";
+}
+
+std::map<std::string, double> History::expected_cost_s(const std::string& gpu, int window) const {
+  Stmt q(db_,
+         "SELECT x.problem, x.wall_s FROM results x JOIN runs r ON r.run_id = x.run_id "
+         "WHERE (? = '' OR x.gpu = ?) AND x.wall_s > 0 ORDER BY r.started_at DESC");
+  q.bind(1, gpu).bind(2, gpu);
+  std::map<std::string, std::pair<double, int>> acc;
+  while (q.step()) {
+    auto& [sum, n] = acc[q.text(0)];
+    if (n < window) {
+      sum += q.real(1);
+      ++n;
+    }
+  }
+  std::map<std::string, double> out;
+  for (const auto& [id, sn] : acc) out[id] = sn.first / sn.second;
+  return out;
+}
+
+}  // namespace kgate::report

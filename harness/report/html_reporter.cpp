@@ -1,0 +1,150 @@
+#include "report/html_reporter.h"
+
+#include <cmath>
+#include <limits>
+
+#include "report/format.h"
+#include "report/junit_reporter.h"
+#include "report/svg_chart.h"
+
+namespace kgate::report {
+namespace {
+
+using fmt::html_escape;
+
+constexpr const char* kCss = R"(
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222}
+table{border-collapse:collapse;margin:8px 0 20px}
+th,td{border:1px solid #ccc;padding:3px 8px;font-size:13px}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f3f3f3}
+.pass{color:#1a7f37;font-weight:bold}.fail{color:#cf222e;font-weight:bold}
+tr.f td{background:#fff0f0}
+.chart{display:block;margin:8px 0 24px;font-size:11px}
+.chart-title{font-size:13px;font-weight:bold}
+.axis{stroke:#333}.ref{stroke:#888;stroke-dasharray:4 3}
+.label{text-anchor:end}
+pre{background:#f6f8fa;padding:8px;overflow-x:auto}
+)";
+
+double or_nan(const std::optional<double>& v) {
+  return v ? *v : std::numeric_limits<double>::quiet_NaN();
+}
+
+std::string td(const std::string& s, bool numeric = false) {
+  return std::string(numeric ? "<td class=\"n\">" : "<td>") + html_escape(s) + "</td>";
+}
+
+}  // namespace
+
+std::string html_page(const std::string& title, const std::string& body) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
+         html_escape(title) + "</title><style>" + kCss + "</style></head><body>\n" + body +
+         "\n</body></html>\n";
+}
+
+std::string html_level_table(const Summary& s) {
+  std::string t =
+      "<table class=\"levels\"><tr><th>Level</th><th>Problems</th><th>Improved</th><th>Matched</th>"
+      "<th>Fallback</th><th>Regressed</th><th>Errors</th><th>Geomean vs baseline</th>"
+      "<th>vs eager</th><th>vs torch.compile</th><th>fast_0</th><th>fast_1</th><th>fast_1.5</th>"
+      "<th>fast_2</th></tr>\n";
+  auto row = [&](const LevelSummary& l, const std::string& name) {
+    std::string r = "<tr>" + td(name) + td(std::to_string(l.problems), true) +
+                    td(std::to_string(l.improved), true) + td(std::to_string(l.matched), true) +
+                    td(std::to_string(l.fallback), true) + td(std::to_string(l.regressed), true) +
+                    td(std::to_string(l.errors), true) + td(fmt::speedup(l.geomean_speedup), true) +
+                    td(fmt::speedup(l.geomean_vs_eager), true) +
+                    td(fmt::speedup(l.geomean_vs_compile), true);
+    for (int i = 0; i < kFastPCount; ++i) r += td(fmt::fraction_pct(l.fast_p[i]), true);
+    return r + "</tr>\n";
+  };
+  for (const auto& l : s.levels) t += row(l, l.level);
+  if (s.levels.size() > 1) t += row(s.overall, "all");
+  return t + "</table>\n";
+}
+
+std::string html_report(const Summary& s) {
+  const RunInfo& info = *s.info;
+  std::string b = "<h1>kgate report: " + html_escape(info.suite) + "</h1>\n";
+  b += "<p>Run <code>" + html_escape(info.run_id) + "</code> (" +
+       (info.kind == RunKind::kCheck ? "check" : "run") + ") on " + html_escape(info.env.gpu) +
+       ", started " + html_escape(info.started_at) + ", seed " + std::to_string(info.seed) +
+       ", driver " + html_escape(info.env.driver) + ", CUDA " + html_escape(info.env.cuda) +
+       ", torch " + html_escape(info.env.torch) + ", triton " + html_escape(info.env.triton) +
+       ", kgate " + html_escape(info.env.kgate_version) + " (" +
+       html_escape(fmt::short_sha(info.env.git_sha)) + ")" +
+       (info.interrupted ? ", <b>interrupted</b> (partial results)" : "") + ".</p>\n";
+  b += std::string("<p class=\"") + (s.pipeline_failed ? "fail\">FAIL" : "pass\">PASS") +
+       "</p><p>" + std::to_string(s.correctness_regressions) + " correctness regressions, " +
+       std::to_string(s.gate_failures) + " gate failures, " +
+       std::to_string(s.performance_regressions) + " performance regressions, " +
+       std::to_string(s.errors) + " errors.</p>\n";
+
+  b += "<h2>Levels</h2>\n" + html_level_table(s);
+  b += "<p>Geomeans are over correct results; fast_p = share of all problems that are correct "
+       "with speedup &gt; p.</p>\n";
+
+  std::vector<std::string> cats;
+  svg::Series base{"vs baseline", {}}, eager{"vs eager", {}}, compile{"vs torch.compile", {}};
+  for (const auto& l : s.levels) {
+    cats.push_back(l.level);
+    base.values.push_back(or_nan(l.geomean_speedup));
+    eager.values.push_back(or_nan(l.geomean_vs_eager));
+    compile.values.push_back(or_nan(l.geomean_vs_compile));
+  }
+  b += "<h2>Charts</h2>\n";
+  b += svg::grouped_bars("Geomean speedup per level", cats, {base, eager, compile}, 1.0, "x");
+
+  std::vector<std::string> labels;
+  std::vector<double> speedups, roofline;
+  for (const auto& row : s.rows) {
+    if (labels.size() >= kHtmlMaxChartRows) break;
+    labels.push_back(row.record->level + "/" + row.record->problem);
+    speedups.push_back(row.correct ? row.record->speedup
+                                   : std::numeric_limits<double>::quiet_NaN());
+    roofline.push_back(row.record->pct_roofline);
+  }
+  b += svg::horizontal_bars("Speedup per problem (correct results)", labels, speedups, 1.0, "x");
+  b += svg::horizontal_bars("Roofline per problem", labels, roofline, 0, "%");
+  if (s.rows.size() > labels.size())
+    b += "<p>Charts show the first " + std::to_string(labels.size()) + " of " +
+         std::to_string(s.rows.size()) + " problems; the table below has all.</p>\n";
+
+  auto worst = s.worst(s.rows.size());
+  if (!worst.empty()) {
+    b += "<h2>Failures</h2>\n";
+    for (const ProblemRow* row : worst) {
+      b += "<details><summary><b>" + html_escape(to_string(row->failure)) + "</b> " +
+           html_escape(row->record->level + "/" + row->record->problem) + ": " +
+           html_escape(row->message) + "</summary>";
+      if (!row->record->gates.empty())
+        b += "<pre>" + html_escape(gate_table_text(*row->record)) + "</pre>";
+      b += "</details>\n";
+    }
+  }
+
+  b += "<h2>Problems</h2>\n<table class=\"problems\"><tr><th>Level</th><th>Problem</th>"
+       "<th>Baseline</th><th>Best</th><th>Speedup [CI]</th><th>vs eager</th>"
+       "<th>vs torch.compile</th><th>Outcome</th><th>Experiments</th><th>Kept</th>"
+       "<th>Best commit</th><th>Roofline</th></tr>\n";
+  for (const auto& row : s.rows) {
+    const ProblemResult& r = *row.record;
+    bool failed = row.failure != FailureKind::kNone && row.failure != FailureKind::kSkipped;
+    b += std::string(failed ? "<tr class=\"f\">" : "<tr>") + td(r.level) + td(r.problem) +
+         td(fmt::us(r.baseline_us) + (r.baseline_kind.empty() ? "" : " (" + r.baseline_kind + ")"),
+            true) +
+         td(fmt::us(r.best_us), true) +
+         td(fmt::speedup_ci(r.speedup, r.speedup_lo, r.speedup_hi), true) +
+         td(fmt::speedup(row.speedup_vs_eager), true) +
+         td(fmt::speedup(row.speedup_vs_compile), true) +
+         td(to_string(r.outcome) +
+            (failed ? " (" + to_string(row.failure) + ")" : std::string())) +
+         td(std::to_string(r.experiments), true) + td(std::to_string(r.kept), true) +
+         td(fmt::short_sha(r.best_commit)) + td(fmt::pct(r.pct_roofline), true) + "</tr>\n";
+  }
+  b += "</table>\n";
+  return html_page("kgate report: " + info.suite, b);
+}
+
+}  // namespace kgate::report

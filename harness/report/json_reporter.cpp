@@ -1,0 +1,74 @@
+#include "report/json_reporter.h"
+
+#include "report/format.h"
+
+namespace kgate::report {
+namespace {
+
+nlohmann::json opt(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const LevelSummary& l) {
+  nlohmann::json fast = nlohmann::json::object();
+  for (int i = 0; i < kFastPCount; ++i) fast[fmt::num(kFastP[i], 1)] = l.fast_p[i];
+  return {{"level", l.level},
+          {"problems", l.problems},
+          {"improved", l.improved},
+          {"matched", l.matched},
+          {"fallback", l.fallback},
+          {"regressed", l.regressed},
+          {"errors", l.errors},
+          {"skipped", l.skipped},
+          {"correct", l.correct},
+          {"geomean_speedup", opt(l.geomean_speedup)},
+          {"geomean_vs_eager", opt(l.geomean_vs_eager)},
+          {"geomean_vs_compile", opt(l.geomean_vs_compile)},
+          {"fast_p", fast},
+          {"wall_s", l.wall_s}};
+}
+
+nlohmann::json json_report(const Summary& s) {
+  nlohmann::json j;
+  j["version"] = kReportVersion;
+  j["kind"] = "kgate-report";
+  j["run"] = *s.info;
+  j["result"] = {{"pipeline_failed", s.pipeline_failed},
+                 {"correctness_regressions", s.correctness_regressions},
+                 {"performance_regressions", s.performance_regressions},
+                 {"gate_failures", s.gate_failures},
+                 {"errors", s.errors}};
+  j["levels"] = nlohmann::json::array();
+  for (const auto& l : s.levels) j["levels"].push_back(to_json(l));
+  j["overall"] = to_json(s.overall);
+  j["problems"] = nlohmann::json::array();
+  for (const auto& row : s.rows) {
+    const ProblemResult& r = *row.record;
+    j["problems"].push_back({{"level", r.level},
+                             {"problem", r.problem},
+                             {"outcome", r.outcome},
+                             {"failure", row.failure},
+                             {"correct", row.correct},
+                             {"message", row.message},
+                             {"baseline_kind", r.baseline_kind},
+                             {"baseline_us", r.baseline_us},
+                             {"best_us", r.best_us},
+                             {"speedup", r.speedup},
+                             {"speedup_lo", r.speedup_lo},
+                             {"speedup_hi", r.speedup_hi},
+                             {"speedup_vs_eager", opt(row.speedup_vs_eager)},
+                             {"speedup_vs_compile", opt(row.speedup_vs_compile)},
+                             {"pct_roofline", r.pct_roofline},
+                             {"experiments", r.experiments},
+                             {"kept", r.kept},
+                             {"best_commit", r.best_commit},
+                             {"best_hash", r.best_hash},
+                             {"wall_s", r.wall_s},
+                             {"gates", r.gates}});
+  }
+  return j;
+}
+
+}  // namespace kgate::report

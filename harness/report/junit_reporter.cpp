@@ -1,0 +1,154 @@
+#include "report/junit_reporter.h"
+
+#include <cstdio>
+
+#include <tinyxml2.h>
+
+#include "report/format.h"
+
+namespace kgate::report {
+namespace {
+
+using tinyxml2::XMLDocument;
+using tinyxml2::XMLElement;
+
+const char* failure_type(FailureKind k) {
+  switch (k) {
+    case FailureKind::kCorrectnessRegression: return "CorrectnessRegression";
+    case FailureKind::kPerformanceRegression: return "PerformanceRegression";
+    case FailureKind::kGateFailure: return "GateFailure";
+    default: return nullptr;
+  }
+}
+
+std::string error_type(const ProblemResult& r) {
+  for (const auto& g : r.gates) {
+    if (g.fault == gates::Fault::kTimeout) return "Timeout";
+    if (g.fault == gates::Fault::kCrash) return "Crash";
+    if (g.fault == gates::Fault::kWorkerError) return "WorkerError";
+  }
+  return "InfrastructureError";
+}
+
+void set_text_attr(XMLElement* e, const char* name, const std::string& v) {
+  e->SetAttribute(name, fmt::xml_safe(v).c_str());
+}
+
+void add_property(XMLElement* props, const char* name, const std::string& value) {
+  XMLElement* p = props->InsertNewChildElement("property");
+  p->SetAttribute("name", name);
+  set_text_attr(p, "value", value);
+}
+
+std::string problem_text(const ProblemResult& r) {
+  std::string t;
+  t += "problem: " + r.level + "/" + r.problem + "\n";
+  t += "outcome: " + to_string(r.outcome) + "\n";
+  t += "baseline (" + (r.baseline_kind.empty() ? std::string("-") : r.baseline_kind) +
+       "): " + fmt::us(r.baseline_us) + "\n";
+  t += "best: " + fmt::us(r.best_us) + "\n";
+  t += "speedup: " + fmt::speedup_ci(r.speedup, r.speedup_lo, r.speedup_hi) + "\n";
+  if (r.eager_us > 0) t += "eager: " + fmt::us(r.eager_us) + "\n";
+  if (r.compile_us > 0) t += "torch.compile: " + fmt::us(r.compile_us) + "\n";
+  t += "roofline: " + fmt::pct(r.pct_roofline) + "\n";
+  t += "experiments: " + std::to_string(r.experiments) + ", kept: " + std::to_string(r.kept) +
+       "\n";
+  if (!r.best_commit.empty()) t += "best commit: " + r.best_commit + "\n";
+  if (!r.reason.empty()) t += "reason: " + r.reason + "\n";
+  t += "seed: " + std::to_string(r.seed) + "\n";
+  if (!r.gates.empty()) t += "\n" + gate_table_text(r);
+  return t;
+}
+
+}  // namespace
+
+std::string gate_table_text(const ProblemResult& r) {
+  std::string t;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-12s %-8s %9s  %-14s %s\n", "gate", "status", "time_s",
+                "fault", "case / reason");
+  t += line;
+  for (const auto& g : r.gates) {
+    std::string what = g.failed_case;
+    if (!g.reason.empty()) what += (what.empty() ? "" : ": ") + g.reason;
+    std::snprintf(line, sizeof line, "%-12s %-8s %9.3f  %-14s ",
+                  nlohmann::json(g.gate).get<std::string>().c_str(),
+                  nlohmann::json(g.status).get<std::string>().c_str(), g.elapsed_s,
+                  nlohmann::json(g.fault).get<std::string>().c_str());
+    std::string full = line + what;
+    full.erase(full.find_last_not_of(' ') + 1);  // no trailing blanks in the text
+    t += full + "\n";
+  }
+  return t;
+}
+
+std::string junit_xml(const Summary& s) {
+  const RunInfo& info = *s.info;
+  XMLDocument doc;
+  doc.InsertEndChild(doc.NewDeclaration());
+  XMLElement* root = doc.NewElement("testsuites");
+  doc.InsertEndChild(root);
+  set_text_attr(root, "name", "kgate " + info.suite);
+  root->SetAttribute("tests", s.overall.problems);
+  root->SetAttribute("failures", s.overall.failures);
+  root->SetAttribute("errors", s.overall.error_count);
+  root->SetAttribute("time", fmt::num(s.overall.wall_s, 3).c_str());
+
+  for (const LevelSummary& lv : s.levels) {
+    XMLElement* suite = root->InsertNewChildElement("testsuite");
+    set_text_attr(suite, "name", lv.level);
+    suite->SetAttribute("tests", lv.problems);
+    suite->SetAttribute("failures", lv.failures);
+    suite->SetAttribute("errors", lv.error_count);
+    suite->SetAttribute("skipped", lv.skipped);
+    suite->SetAttribute("time", fmt::num(lv.wall_s, 3).c_str());
+    if (!info.started_at.empty()) set_text_attr(suite, "timestamp", info.started_at);
+    if (!info.env.host.empty()) set_text_attr(suite, "hostname", info.env.host);
+
+    XMLElement* props = suite->InsertNewChildElement("properties");
+    add_property(props, "suite", info.suite);
+    add_property(props, "run_id", info.run_id);
+    add_property(props, "config_hash", info.config_hash);
+    add_property(props, "gpu", info.env.gpu);
+    add_property(props, "gpu_target", info.env.gpu_target);
+    add_property(props, "backend", info.env.backend);
+    add_property(props, "driver", info.env.driver);
+    add_property(props, "cuda", info.env.cuda);
+    add_property(props, "torch", info.env.torch);
+    add_property(props, "triton", info.env.triton);
+    add_property(props, "kgate_version", info.env.kgate_version);
+    add_property(props, "git_sha", info.env.git_sha);
+    add_property(props, "seed", std::to_string(info.seed));
+    add_property(props, "shard",
+                 std::to_string(info.shard.index) + "/" + std::to_string(info.shard.count));
+
+    for (const ProblemRow& row : s.rows) {
+      const ProblemResult& r = *row.record;
+      if (r.level != lv.level) continue;
+      XMLElement* tc = suite->InsertNewChildElement("testcase");
+      set_text_attr(tc, "classname", r.level);
+      set_text_attr(tc, "name", r.problem);
+      tc->SetAttribute("time", fmt::num(r.wall_s, 3).c_str());
+      if (const char* ft = failure_type(row.failure)) {
+        XMLElement* f = tc->InsertNewChildElement("failure");
+        f->SetAttribute("type", ft);
+        set_text_attr(f, "message", row.message);
+        if (!r.gates.empty()) f->SetText(fmt::xml_safe(gate_table_text(r)).c_str());
+      } else if (row.failure == FailureKind::kError) {
+        XMLElement* e = tc->InsertNewChildElement("error");
+        e->SetAttribute("type", error_type(r).c_str());
+        set_text_attr(e, "message", row.message);
+      } else if (row.failure == FailureKind::kSkipped) {
+        XMLElement* e = tc->InsertNewChildElement("skipped");
+        set_text_attr(e, "message", row.message);
+      }
+      XMLElement* out = tc->InsertNewChildElement("system-out");
+      out->SetText(fmt::xml_safe(problem_text(r)).c_str());
+    }
+  }
+  tinyxml2::XMLPrinter printer;
+  doc.Print(&printer);
+  return printer.CStr();
+}
+
+}  // namespace kgate::report

@@ -1,0 +1,103 @@
+#include "report/markdown_reporter.h"
+
+#include "report/format.h"
+
+namespace kgate::report {
+namespace {
+
+std::string status_line(const Summary& s) {
+  std::string t = s.pipeline_failed ? "**Result: FAIL**" : "**Result: PASS**";
+  t += " (" + std::to_string(s.correctness_regressions) + " correctness regressions, " +
+       std::to_string(s.gate_failures) + " gate failures, " +
+       std::to_string(s.performance_regressions) + " performance regressions" +
+       (s.info->fail_on_performance ? "" : " (not failing)") + ", " +
+       std::to_string(s.errors) + " errors)";
+  return t;
+}
+
+std::string level_row(const LevelSummary& l, const std::string& name) {
+  std::string t = "| " + fmt::md_cell(name) + " | " + std::to_string(l.problems) + " | " +
+                  std::to_string(l.improved) + " | " + std::to_string(l.matched) + " | " +
+                  std::to_string(l.fallback) + " | " + std::to_string(l.regressed) + " | " +
+                  std::to_string(l.errors) + " | " + fmt::speedup(l.geomean_speedup) + " | " +
+                  fmt::speedup(l.geomean_vs_eager) + " | " + fmt::speedup(l.geomean_vs_compile);
+  for (int i = 0; i < kFastPCount; ++i) t += " | " + fmt::fraction_pct(l.fast_p[i]);
+  return t + " |\n";
+}
+
+std::string problem_row(const ProblemRow& row) {
+  const ProblemResult& r = *row.record;
+  std::string outcome = to_string(r.outcome);
+  if (row.failure != FailureKind::kNone && row.failure != FailureKind::kSkipped &&
+      row.failure != FailureKind::kError)
+    outcome += " (" + to_string(row.failure) + ")";
+  return "| " + fmt::md_cell(r.level) + " | " + fmt::md_cell(r.problem) + " | " +
+         fmt::us(r.baseline_us) + (r.baseline_kind.empty() ? "" : " (" + fmt::md_cell(r.baseline_kind) + ")") +
+         " | " + fmt::us(r.best_us) + " | " + fmt::speedup_ci(r.speedup, r.speedup_lo, r.speedup_hi) +
+         " | " + fmt::md_cell(outcome) + " | " + std::to_string(r.experiments) + " | " +
+         std::to_string(r.kept) + " | " +
+         (r.best_commit.empty() ? "-" : "`" + fmt::short_sha(r.best_commit) + "`") + " | " +
+         fmt::pct(r.pct_roofline) + " |\n";
+}
+
+}  // namespace
+
+std::string markdown_level_table(const Summary& s) {
+  std::string t =
+      "| Level | Problems | Improved | Matched | Fallback | Regressed | Errors | Geomean vs "
+      "baseline | vs eager | vs torch.compile | fast_0 | fast_1 | fast_1.5 | fast_2 |\n"
+      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+  for (const auto& l : s.levels) t += level_row(l, l.level);
+  if (s.levels.size() > 1) t += level_row(s.overall, "**all**");
+  return t;
+}
+
+std::string markdown_report(const Summary& s, size_t max_bytes) {
+  const RunInfo& info = *s.info;
+  std::string t = "# kgate report: " + fmt::md_cell(info.suite.empty() ? "-" : info.suite) + "\n\n";
+  t += "Run `" + fmt::md_cell(info.run_id) + "` (" + (info.kind == RunKind::kCheck ? "check" : "run") +
+       ") on " + fmt::md_cell(info.env.gpu.empty() ? "-" : info.env.gpu) + ", started " +
+       fmt::md_cell(info.started_at.empty() ? "-" : info.started_at) + ", seed " +
+       std::to_string(info.seed) + ", kgate " + fmt::md_cell(info.env.kgate_version) + " (" +
+       fmt::md_cell(fmt::short_sha(info.env.git_sha)) + ")";
+  if (info.interrupted) t += ", **interrupted** (partial results)";
+  t += ".\n\n" + status_line(s) + "\n\n";
+  t += "## Levels\n\n" + markdown_level_table(s) + "\n";
+  t += "Geomeans are over correct results; fast_p = share of all problems that are correct "
+       "with speedup > p.\n\n";
+
+  auto worst = s.worst(s.rows.size());
+  if (!worst.empty()) {
+    t += "## Failures\n\n| Problem | Kind | Detail |\n|---|---|---|\n";
+    for (const ProblemRow* row : worst) {
+      std::string line = "| " + fmt::md_cell(row->record->level + "/" + row->record->problem) +
+                         " | " + to_string(row->failure) + " | " + fmt::md_cell(row->message) +
+                         " |\n";
+      if (t.size() + line.size() + 200 > max_bytes / 2) {
+        t += "| ... | | more failures in report.json |\n";
+        break;
+      }
+      t += line;
+    }
+    t += "\n";
+  }
+
+  t += "## Problems\n\n";
+  t += "| Level | Problem | Baseline | Best | Speedup [CI] | Outcome | Experiments | Kept | Best "
+       "commit | Roofline |\n|---|---|--:|--:|--:|---|--:|--:|---|--:|\n";
+  const std::string note_reserve(300, ' ');
+  size_t shown = 0;
+  for (const auto& row : s.rows) {
+    std::string line = problem_row(row);
+    if (t.size() + line.size() + note_reserve.size() > max_bytes) break;
+    t += line;
+    ++shown;
+  }
+  if (shown < s.rows.size())
+    t += "\n_" + std::to_string(s.rows.size() - shown) + " of " + std::to_string(s.rows.size()) +
+         " problem rows left out to stay under the " + std::to_string(max_bytes) +
+         "-byte summary limit; report.json and report.html have every row._\n";
+  return t;
+}
+
+}  // namespace kgate::report

@@ -1,0 +1,116 @@
+#include "report/merge.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "report/record_io.h"
+
+namespace fs = std::filesystem;
+
+namespace kgate::report {
+namespace {
+
+std::string canonical(const std::string& p) {
+  std::error_code ec;
+  auto c = fs::weakly_canonical(p, ec);
+  return ec ? p : c.string();
+}
+
+}  // namespace
+
+RunRecords merge_runs(const std::vector<std::string>& dirs) {
+  if (dirs.empty()) throw UsageError("kgate merge: no shard directories given");
+  RunRecords merged;
+  std::map<std::string, std::pair<nlohmann::json, std::string>> by_key;  // key -> (record, dir)
+  std::set<int> shard_indices;
+  std::set<int> shard_counts;
+  std::set<std::string> planned;
+  std::string first_dir;
+
+  for (const auto& dir : dirs) {
+    RunRecords part = load_run_dir(dir);
+    const RunInfo& info = part.info;
+    if (first_dir.empty()) {
+      first_dir = dir;
+      merged.info = info;
+    } else {
+      if (info.run_id != merged.info.run_id)
+        throw UsageError("kgate merge: " + dir + " is from run \"" + info.run_id + "\" but " +
+                         first_dir + " is from run \"" + merged.info.run_id +
+                         "\"; merge only the shards of one run");
+      if (info.config_hash != merged.info.config_hash)
+        throw UsageError("kgate merge: " + dir + " has config hash \"" + info.config_hash +
+                         "\" but " + first_dir + " has \"" + merged.info.config_hash +
+                         "\"; the shards ran different configurations");
+      if (info.kind != merged.info.kind)
+        throw UsageError("kgate merge: " + dir + " and " + first_dir +
+                         " are different kinds of run (run vs check)");
+      if (!info.started_at.empty() &&
+          (merged.info.started_at.empty() || info.started_at < merged.info.started_at))
+        merged.info.started_at = info.started_at;
+      if (info.finished_at > merged.info.finished_at) merged.info.finished_at = info.finished_at;
+      merged.info.interrupted = merged.info.interrupted || info.interrupted;
+    }
+    if (info.shard.count > 1) {
+      shard_counts.insert(info.shard.count);
+      shard_indices.insert(info.shard.index);
+    }
+    planned.insert(info.planned.begin(), info.planned.end());
+    for (auto& r : part.results) {
+      std::string key = r.level + "/" + r.problem;
+      nlohmann::json j = r;
+      auto it = by_key.find(key);
+      if (it == by_key.end()) {
+        by_key.emplace(key, std::make_pair(j, dir));
+        merged.results.push_back(std::move(r));
+      } else if (it->second.first != j) {
+        throw UsageError("kgate merge: " + dir + " and " + it->second.second +
+                         " hold different results for " + key);
+      }
+    }
+  }
+
+  if (shard_counts.size() > 1)
+    throw UsageError("kgate merge: the directories were split with different shard counts");
+  if (shard_counts.size() == 1) {
+    int n = *shard_counts.begin();
+    for (int k = 1; k <= n; ++k)
+      if (!shard_indices.count(k))
+        log::warn("kgate merge: shard " + std::to_string(k) + "/" + std::to_string(n) +
+                  " is missing; its problems are not in the report");
+  }
+  for (const auto& key : planned)
+    if (!by_key.count(key)) log::warn("kgate merge: " + key + " was planned but has no record");
+
+  merged.info.shard = ShardInfo{};
+  merged.info.planned.assign(planned.begin(), planned.end());
+  std::sort(merged.results.begin(), merged.results.end(),
+            [](const ProblemResult& a, const ProblemResult& b) {
+              return std::tie(a.level, a.problem) < std::tie(b.level, b.problem);
+            });
+  return merged;
+}
+
+WrittenReports merge_dirs(const std::vector<std::string>& dirs, const std::string& out_dir) {
+  std::string out_c = canonical(out_dir);
+  for (const auto& d : dirs)
+    if (canonical(d) == out_c)
+      throw UsageError("kgate merge: --out " + out_dir + " is also an input; write elsewhere");
+  RunRecords merged = merge_runs(dirs);
+
+  // Replace the records of a previous merge into the same directory.
+  std::error_code ec;
+  fs::path results = fs::path(out_dir) / "results";
+  if (fs::is_directory(results, ec))
+    for (const auto& e : fs::directory_iterator(results, ec))
+      if (e.path().extension() == ".json") fs::remove(e.path(), ec);
+  for (const auto& r : merged.results) write_result(out_dir, r);
+  write_run_info(out_dir, merged.info);
+  return write_reports(merged, out_dir);
+}
+
+}  // namespace kgate::report

@@ -1,0 +1,23 @@
+#pragma once
+// `kgate merge`: combine the output directories of the shards of one run into one set of
+// records and reports. Merging is idempotent (a record present twice with the same content
+// is kept once, so re-merging or merging a merged directory with a shard changes nothing)
+// and refuses directories from different runs or configs.
+#include <string>
+#include <vector>
+
+#include "report/report_writer.h"
+#include "report/run_info.h"
+
+namespace kgate::report {
+
+// Loads and combines. Throws UsageError when a directory is unreadable, run ids or config
+// hashes differ, or two directories disagree on the record of one problem. Missing shards
+// or planned problems without a record are logged as warnings.
+RunRecords merge_runs(const std::vector<std::string>& dirs);
+
+// merge_runs + write OUT/run.json, OUT/results/*.json (replacing stale records there) and
+// every report. `out_dir` must not be one of `dirs`.
+WrittenReports merge_dirs(const std::vector<std::string>& dirs, const std::string& out_dir);
+
+}  // namespace kgate::report

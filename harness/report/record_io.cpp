@@ -1,0 +1,207 @@
+#include "report/record_io.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <system_error>
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace fs = std::filesystem;
+
+namespace kgate::report {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(path + ": cannot read the file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+nlohmann::json parse_object(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_text(path));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw UsageError(path + ": malformed JSON: " + e.what());
+  }
+  if (!j.is_object()) throw UsageError(path + ": expected a JSON object");
+  return j;
+}
+
+void check_version(const std::string& path, const nlohmann::json& j, int want) {
+  auto it = j.find("version");
+  if (it == j.end()) throw UsageError(path + ": missing \"version\"");
+  if (!it->is_number_integer())
+    throw UsageError(path + ": \"version\" must be an integer");
+  int v = it->get<int>();
+  if (v != want)
+    throw UsageError(path + ": unknown record version " + std::to_string(v) +
+                     " (this kgate reads version " + std::to_string(want) + ")");
+}
+
+void check_number(const std::string& path, const char* name, double v) {
+  if (!std::isfinite(v) || v < 0)
+    throw UsageError(path + ": \"" + name + "\" must be a finite number >= 0, got " +
+                     std::to_string(v));
+}
+
+void check_enum(const std::string& path, const nlohmann::json& obj, const char* name,
+                const nlohmann::json& parsed, const char* key = nullptr) {
+  auto it = obj.find(key ? key : name);
+  if (it == obj.end()) return;  // defaulted
+  if (*it != parsed)
+    throw UsageError(path + ": unknown value " + it->dump() + " for \"" + name + "\"");
+}
+
+std::string key_of(const ProblemResult& r) { return r.level + "/" + r.problem; }
+
+}  // namespace
+
+std::string record_file_name(const std::string& level, const std::string& problem) {
+  std::string name = level + "__" + problem;
+  std::replace(name.begin(), name.end(), '/', '_');
+  std::replace(name.begin(), name.end(), '\\', '_');
+  return name + ".json";
+}
+
+ProblemResult load_result(const std::string& path) {
+  nlohmann::json j = parse_object(path);
+  check_version(path, j, kRecordVersion);
+  ProblemResult r;
+  try {
+    r = j.get<ProblemResult>();
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(path + ": bad field: " + e.what());
+  }
+  // nlohmann maps an unknown enum string to the first value; a typo must not read as
+  // "improved", so every enum is checked by serializing it back.
+  check_enum(path, j, "outcome", nlohmann::json(r.outcome));
+  if (j.contains("gates") && j["gates"].is_array()) {
+    for (size_t i = 0; i < r.gates.size() && i < j["gates"].size(); ++i) {
+      const auto& g = j["gates"][i];
+      std::string where = "gates[" + std::to_string(i) + "].";
+      check_enum(path, g, (where + "gate").c_str(), nlohmann::json(r.gates[i].gate), "gate");
+      check_enum(path, g, (where + "status").c_str(), nlohmann::json(r.gates[i].status), "status");
+      check_enum(path, g, (where + "fault").c_str(), nlohmann::json(r.gates[i].fault), "fault");
+    }
+  }
+  if (r.problem.empty()) throw UsageError(path + ": missing \"problem\"");
+  if (r.level.empty()) throw UsageError(path + ": missing \"level\"");
+  check_number(path, "baseline_us", r.baseline_us);
+  check_number(path, "best_us", r.best_us);
+  check_number(path, "speedup", r.speedup);
+  check_number(path, "speedup_lo", r.speedup_lo);
+  check_number(path, "speedup_hi", r.speedup_hi);
+  check_number(path, "eager_us", r.eager_us);
+  check_number(path, "compile_us", r.compile_us);
+  check_number(path, "pct_roofline", r.pct_roofline);
+  check_number(path, "wall_s", r.wall_s);
+  if (r.experiments < 0 || r.kept < 0)
+    throw UsageError(path + ": \"experiments\" and \"kept\" must be >= 0");
+  return r;
+}
+
+RunInfo load_run_info(const std::string& path) {
+  nlohmann::json j = parse_object(path);
+  check_version(path, j, kRunInfoVersion);
+  RunInfo info;
+  try {
+    info = j.get<RunInfo>();
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(path + ": bad field: " + e.what());
+  }
+  if (info.shard.count < 1 || info.shard.index < 1 || info.shard.index > info.shard.count)
+    throw UsageError(path + ": bad shard " + std::to_string(info.shard.index) + "/" +
+                     std::to_string(info.shard.count));
+  return info;
+}
+
+RunRecords load_run_dir(const std::string& out_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(out_dir, ec))
+    throw UsageError(out_dir + ": not a directory");
+  fs::path results_dir = fs::path(out_dir) / "results";
+  if (!fs::is_directory(results_dir, ec))
+    throw UsageError(results_dir.string() + ": no result records (directory missing)");
+
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(results_dir, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+  }
+  if (ec) throw UsageError(results_dir.string() + ": cannot list: " + ec.message());
+  if (files.empty()) throw UsageError(results_dir.string() + ": no result records (*.json)");
+  std::sort(files.begin(), files.end());
+
+  RunRecords run;
+  std::map<std::string, std::string> seen;  // key -> file
+  for (const auto& f : files) {
+    ProblemResult r = load_result(f.string());
+    auto [it, fresh] = seen.emplace(key_of(r), f.string());
+    if (!fresh)
+      throw UsageError(f.string() + ": duplicate record for " + key_of(r) + " (also in " +
+                       it->second + ")");
+    if (!run.results.empty() && r.run_id != run.results.front().run_id)
+      throw UsageError(f.string() + ": run_id \"" + r.run_id + "\" differs from \"" +
+                       run.results.front().run_id + "\" of the other records");
+    run.results.push_back(std::move(r));
+  }
+  std::sort(run.results.begin(), run.results.end(),
+            [](const ProblemResult& a, const ProblemResult& b) {
+              return std::tie(a.level, a.problem) < std::tie(b.level, b.problem);
+            });
+
+  fs::path info_path = fs::path(out_dir) / "run.json";
+  if (fs::exists(info_path, ec)) {
+    run.info = load_run_info(info_path.string());
+    if (!run.info.run_id.empty() && !run.results.front().run_id.empty() &&
+        run.info.run_id != run.results.front().run_id)
+      throw UsageError(info_path.string() + ": run_id \"" + run.info.run_id +
+                       "\" differs from the records' \"" + run.results.front().run_id + "\"");
+  } else {
+    log::warn(info_path.string() + " is missing; taking run details from the records");
+    const ProblemResult& first = run.results.front();
+    run.info.run_id = first.run_id;
+    run.info.suite = first.suite;
+    run.info.seed = first.seed;
+    run.info.env = first.env;
+  }
+  return run;
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  fs::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  if (ec) throw InfraError(p.parent_path().string() + ": cannot create: " + ec.message());
+  fs::path tmp = p;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InfraError(tmp.string() + ": cannot write");
+    out << text;
+    out.flush();
+    if (!out) throw InfraError(tmp.string() + ": write failed");
+  }
+  fs::rename(tmp, p, ec);
+  if (ec) throw InfraError(path + ": cannot rename into place: " + ec.message());
+}
+
+void write_run_info(const std::string& out_dir, const RunInfo& info) {
+  write_file_atomic((fs::path(out_dir) / "run.json").string(),
+                    nlohmann::json(info).dump(2) + "\n");
+}
+
+void write_result(const std::string& out_dir, const ProblemResult& r) {
+  write_file_atomic(
+      (fs::path(out_dir) / "results" / record_file_name(r.level, r.problem)).string(),
+      nlohmann::json(r).dump(2) + "\n");
+}
+
+}  // namespace kgate::report

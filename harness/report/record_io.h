@@ -1,0 +1,37 @@
+#pragma once
+// Reading and writing the record files of one output directory:
+//   OUT/run.json                     RunInfo
+//   OUT/results/<level>__<problem>.json  ProblemResult, one per problem
+// Loading never trusts the files: a missing, malformed or foreign record is a UsageError
+// naming the file and the reason, never a crash.
+#include <string>
+
+#include "report/record.h"
+#include "report/run_info.h"
+
+namespace kgate::report {
+
+inline constexpr int kRecordVersion = 1;   // ProblemResult::version this kgate reads/writes
+inline constexpr int kRunInfoVersion = 1;  // RunInfo::version
+
+// "<level>__<problem>.json" with path separators in ids replaced by '_'.
+std::string record_file_name(const std::string& level, const std::string& problem);
+
+// One record file. Throws UsageError("path: reason") on any problem.
+ProblemResult load_result(const std::string& path);
+RunInfo load_run_info(const std::string& path);
+
+// OUT/run.json (optional: derived from the records when absent, with a warning) and every
+// OUT/results/*.json. Throws UsageError when there is no record, a record is malformed, two
+// records describe the same problem, or records disagree on the run id.
+RunRecords load_run_dir(const std::string& out_dir);
+
+// Writes run.json and results/*.json (atomically per file: temp file + rename).
+// Throws InfraError on I/O failure.
+void write_run_info(const std::string& out_dir, const RunInfo& info);
+void write_result(const std::string& out_dir, const ProblemResult& r);
+
+// Writes `text` to `path` through a temp file + rename; creates parent directories.
+void write_file_atomic(const std::string& path, const std::string& text);
+
+}  // namespace kgate::report

@@ -1,0 +1,214 @@
+#include "report/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace kgate::report {
+namespace {
+
+bool gate_failed(const gates::GateResult& g) {
+  return g.status == gates::GateStatus::kFail || g.status == gates::GateStatus::kError;
+}
+
+const gates::GateResult* first_failed_gate(const ProblemResult& r, bool include_performance) {
+  for (const auto& g : r.gates) {
+    if (!include_performance && g.gate == gates::Gate::kPerformance) continue;
+    if (gate_failed(g)) return &g;
+  }
+  return nullptr;
+}
+
+std::string gate_name(gates::Gate g) { return nlohmann::json(g).get<std::string>(); }
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string failure_message(const ProblemResult& r, FailureKind k) {
+  if (k == FailureKind::kNone) return "";
+  const gates::GateResult* g = first_failed_gate(r, true);
+  std::string gate_text;
+  if (g) {
+    gate_text = gate_name(g->gate) + " gate " + nlohmann::json(g->status).get<std::string>();
+    if (!g->failed_case.empty()) gate_text += " at case " + g->failed_case;
+    if (!g->reason.empty()) gate_text += ": " + g->reason;
+  }
+  switch (k) {
+    case FailureKind::kPerformanceRegression: {
+      std::string m = "speedup " + fmt("%.3f", r.speedup) + "x [" + fmt("%.3f", r.speedup_lo) +
+                      ", " + fmt("%.3f", r.speedup_hi) + "] vs " +
+                      (r.baseline_kind.empty() ? "baseline" : r.baseline_kind);
+      if (!r.reason.empty()) m += ": " + r.reason;
+      return m;
+    }
+    case FailureKind::kCorrectnessRegression:
+    case FailureKind::kGateFailure:
+      if (!gate_text.empty()) return gate_text;
+      return r.reason.empty() ? "a gate failed" : r.reason;
+    default:
+      if (!r.reason.empty()) return r.reason;
+      return gate_text.empty() ? to_string(k) : gate_text;
+  }
+}
+
+}  // namespace
+
+std::string to_string(FailureKind k) { return nlohmann::json(k).get<std::string>(); }
+std::string to_string(Outcome o) { return nlohmann::json(o).get<std::string>(); }
+
+FailureKind classify(const ProblemResult& r, RunKind kind) {
+  switch (r.outcome) {
+    case Outcome::kError: return FailureKind::kError;
+    case Outcome::kSkipped: return FailureKind::kSkipped;
+    case Outcome::kRegressed:
+      if (first_failed_gate(r, false))
+        return kind == RunKind::kCheck ? FailureKind::kGateFailure
+                                       : FailureKind::kCorrectnessRegression;
+      return FailureKind::kPerformanceRegression;
+    case Outcome::kFallback:
+      // In a search run a rejected candidate costs nothing (the baseline is kept); in a PR
+      // check the change under test is the candidate, so its rejection fails the check.
+      return kind == RunKind::kCheck ? FailureKind::kGateFailure : FailureKind::kNone;
+    case Outcome::kImproved:
+    case Outcome::kMatched:
+      return FailureKind::kNone;
+  }
+  return FailureKind::kError;
+}
+
+bool is_correct(const ProblemResult& r) {
+  switch (r.outcome) {
+    case Outcome::kImproved:
+    case Outcome::kMatched:
+    case Outcome::kFallback: return true;
+    case Outcome::kRegressed: return first_failed_gate(r, false) == nullptr;
+    case Outcome::kError:
+    case Outcome::kSkipped: return false;
+  }
+  return false;
+}
+
+std::optional<double> geomean(const std::vector<double>& xs) {
+  double sum = 0;
+  int n = 0;
+  for (double x : xs) {
+    if (!(x > 0) || !std::isfinite(x)) continue;
+    sum += std::log(x);
+    ++n;
+  }
+  if (n == 0) return std::nullopt;
+  return std::exp(sum / n);
+}
+
+namespace {
+
+struct Accumulator {
+  LevelSummary s;
+  std::vector<double> speedups, vs_eager, vs_compile;
+
+  void add(const ProblemRow& row) {
+    const ProblemResult& r = *row.record;
+    ++s.problems;
+    switch (r.outcome) {
+      case Outcome::kImproved: ++s.improved; break;
+      case Outcome::kMatched: ++s.matched; break;
+      case Outcome::kFallback: ++s.fallback; break;
+      case Outcome::kRegressed: ++s.regressed; break;
+      case Outcome::kError: ++s.errors; break;
+      case Outcome::kSkipped: ++s.skipped; break;
+    }
+    s.wall_s += r.wall_s;
+    if (row.failure == FailureKind::kError) ++s.error_count;
+    if (row.failure == FailureKind::kCorrectnessRegression ||
+        row.failure == FailureKind::kPerformanceRegression ||
+        row.failure == FailureKind::kGateFailure)
+      ++s.failures;
+    if (!row.correct) return;
+    ++s.correct;
+    if (r.speedup > 0) speedups.push_back(r.speedup);
+    if (row.speedup_vs_eager) vs_eager.push_back(*row.speedup_vs_eager);
+    if (row.speedup_vs_compile) vs_compile.push_back(*row.speedup_vs_compile);
+    for (int i = 0; i < kFastPCount; ++i)
+      if (r.speedup > kFastP[i]) ++s.fast_p_count[i];
+  }
+
+  LevelSummary finish() {
+    s.geomean_speedup = geomean(speedups);
+    s.geomean_vs_eager = geomean(vs_eager);
+    s.geomean_vs_compile = geomean(vs_compile);
+    for (int i = 0; i < kFastPCount; ++i)
+      s.fast_p[i] = s.problems ? static_cast<double>(s.fast_p_count[i]) / s.problems : 0.0;
+    return s;
+  }
+};
+
+int severity(FailureKind k) {
+  switch (k) {
+    case FailureKind::kCorrectnessRegression: return 0;
+    case FailureKind::kGateFailure: return 1;
+    case FailureKind::kError: return 2;
+    case FailureKind::kPerformanceRegression: return 3;
+    default: return 9;
+  }
+}
+
+}  // namespace
+
+Summary summarize(const RunRecords& run) {
+  Summary sum;
+  sum.info = &run.info;
+  for (const auto& r : run.results) {
+    ProblemRow row;
+    row.record = &r;
+    row.failure = classify(r, run.info.kind);
+    row.correct = is_correct(r);
+    if (r.best_us > 0 && r.eager_us > 0) row.speedup_vs_eager = r.eager_us / r.best_us;
+    if (r.best_us > 0 && r.compile_us > 0) row.speedup_vs_compile = r.compile_us / r.best_us;
+    row.message = failure_message(r, row.failure);
+    sum.rows.push_back(std::move(row));
+  }
+  std::sort(sum.rows.begin(), sum.rows.end(), [](const ProblemRow& a, const ProblemRow& b) {
+    return std::tie(a.record->level, a.record->problem) <
+           std::tie(b.record->level, b.record->problem);
+  });
+
+  std::map<std::string, Accumulator> levels;
+  Accumulator overall;
+  for (const auto& row : sum.rows) {
+    Accumulator& acc = levels[row.record->level];
+    acc.s.level = row.record->level;
+    acc.add(row);
+    overall.add(row);
+    switch (row.failure) {
+      case FailureKind::kCorrectnessRegression: ++sum.correctness_regressions; break;
+      case FailureKind::kPerformanceRegression: ++sum.performance_regressions; break;
+      case FailureKind::kGateFailure: ++sum.gate_failures; break;
+      case FailureKind::kError: ++sum.errors; break;
+      default: break;
+    }
+  }
+  for (auto& [id, acc] : levels) sum.levels.push_back(acc.finish());
+  sum.overall = overall.finish();
+  sum.pipeline_failed = sum.correctness_regressions > 0 || sum.gate_failures > 0 ||
+                        (run.info.fail_on_performance && sum.performance_regressions > 0);
+  return sum;
+}
+
+std::vector<const ProblemRow*> Summary::worst(size_t limit) const {
+  std::vector<const ProblemRow*> out;
+  for (const auto& row : rows)
+    if (severity(row.failure) < 9) out.push_back(&row);
+  std::stable_sort(out.begin(), out.end(), [](const ProblemRow* a, const ProblemRow* b) {
+    int sa = severity(a->failure), sb = severity(b->failure);
+    if (sa != sb) return sa < sb;
+    return a->record->speedup < b->record->speedup;
+  });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+}  // namespace kgate::report

@@ -1,0 +1,92 @@
+#pragma once
+// The one place where numbers about a run are aggregated (DESIGN.md §6: reporters only
+// format). summarize() turns the records of a run into per-level and overall counts,
+// geomeans and fast_p, plus a per-problem row with its failure classification; every
+// reporter (JUnit, Markdown, JSON, HTML, weekly) formats a Summary and computes nothing.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/record.h"
+#include "report/run_info.h"
+
+namespace kgate::report {
+
+// The p values of fast_p (KernelBench: correct and speedup > p, over ALL problems).
+inline constexpr double kFastP[] = {0.0, 1.0, 1.5, 2.0};
+inline constexpr int kFastPCount = 4;
+
+// How a problem's result shows up in CI (JUnit element, annotations, exit code).
+enum class FailureKind {
+  kNone,                   // passed
+  kCorrectnessRegression,  // a kept/accepted kernel fails a correctness gate
+  kPerformanceRegression,  // slower than what it is compared with, beyond the threshold
+  kGateFailure,            // PR check: the changed kernel fails a gate
+  kError,                  // crash, timeout, infrastructure
+  kSkipped,                // unsupported / not run
+};
+NLOHMANN_JSON_SERIALIZE_ENUM(FailureKind,
+                             {{FailureKind::kNone, "none"},
+                              {FailureKind::kCorrectnessRegression, "correctness_regression"},
+                              {FailureKind::kPerformanceRegression, "performance_regression"},
+                              {FailureKind::kGateFailure, "gate_failure"},
+                              {FailureKind::kError, "error"},
+                              {FailureKind::kSkipped, "skipped"}})
+std::string to_string(FailureKind k);
+std::string to_string(Outcome o);
+
+// Correct = what ships for this problem passes its gates: improved / matched / fallback
+// (the baseline is kept), or a performance-only regression. Errors, skips and correctness
+// regressions are not correct.
+bool is_correct(const ProblemResult& r);
+FailureKind classify(const ProblemResult& r, RunKind kind);
+
+struct ProblemRow {
+  const ProblemResult* record = nullptr;  // points into the RunRecords summarized
+  FailureKind failure = FailureKind::kNone;
+  bool correct = false;
+  std::optional<double> speedup_vs_eager;    // eager_us / best_us, when both measured
+  std::optional<double> speedup_vs_compile;  // compile_us / best_us
+  std::string message;  // one line: why it failed / was skipped ("" when passed)
+};
+
+struct LevelSummary {
+  std::string level;   // "" for the overall row
+  int problems = 0;
+  int improved = 0, matched = 0, fallback = 0, regressed = 0, errors = 0, skipped = 0;
+  int correct = 0;
+  // Geomeans over correct results; nullopt when no correct result has that time.
+  std::optional<double> geomean_speedup;             // vs each record's own baseline
+  std::optional<double> geomean_vs_eager;
+  std::optional<double> geomean_vs_compile;
+  double fast_p[kFastPCount] = {0, 0, 0, 0};         // fractions in [0, 1]
+  int fast_p_count[kFastPCount] = {0, 0, 0, 0};
+  double wall_s = 0;
+  int failures = 0;   // JUnit <failure> count (regressions + gate failures)
+  int error_count = 0;  // JUnit <error> count
+};
+
+struct Summary {
+  const RunInfo* info = nullptr;
+  std::vector<LevelSummary> levels;   // sorted by level id
+  LevelSummary overall;
+  std::vector<ProblemRow> rows;       // sorted by (level, problem)
+  int correctness_regressions = 0;
+  int performance_regressions = 0;
+  int gate_failures = 0;
+  int errors = 0;
+  // What the pipeline should say: correctness regressions and gate failures always fail;
+  // performance regressions only when the suite opts in (RunInfo::fail_on_performance).
+  bool pipeline_failed = false;
+  // The worst rows first: correctness regressions, gate failures, errors, performance
+  // regressions (slowest first); at most `limit`. For annotations.
+  std::vector<const ProblemRow*> worst(size_t limit) const;
+};
+
+// `run` must outlive the Summary (rows point into it).
+Summary summarize(const RunRecords& run);
+
+// Geometric mean of positive values; nullopt when empty. Exposed for tests.
+std::optional<double> geomean(const std::vector<double>& xs);
+
+}  // namespace kgate::report

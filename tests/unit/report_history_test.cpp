@@ -1,0 +1,156 @@
+// History store on seeded histories: runs, results, accepted kernels, costs, weekly trend.
+#include "report/history.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "report/record_io.h"
+#include "report/weekly_report.h"
+#include "report_test_util.h"
+
+namespace kgate::report {
+namespace {
+
+using namespace testing;
+
+// One night of the seeded history: every problem of the basic run with speedups scaled.
+RunRecords night(const std::string& date, double scale, const std::string& softmax_hash) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  run.info.run_id = "nightly-" + date;
+  run.info.started_at = date + "T02:00:00Z";
+  run.info.finished_at = date + "T04:00:00Z";
+  for (auto& r : run.results) {
+    r.run_id = run.info.run_id;
+    if (r.outcome == Outcome::kImproved || r.outcome == Outcome::kMatched) {
+      r.speedup *= scale;
+      r.best_us /= scale;
+    }
+    if (r.problem == "23_Softmax") r.best_hash = softmax_hash;
+    r.wall_s = r.problem == "1_MLP" ? 500 : 50;
+  }
+  return run;
+}
+
+TEST(ReportHistory, RecordsRunsAndAcceptsImprovedKernels) {
+  TempDir d;
+  History h(d / "history.sqlite");
+  h.record_run(night("2026-11-20", 1.0, "hash-a"));
+  auto acc = h.accepted("level1/23_Softmax", "h200");
+  ASSERT_TRUE(acc);
+  EXPECT_EQ(acc->content_hash, "hash-a");
+  EXPECT_EQ(acc->commit, "aaaaaaaaaaaaaaaa1111");
+  EXPECT_EQ(acc->accepted_at, "2026-11-20T04:00:00Z");
+  EXPECT_FALSE(h.accepted("level1/40_LayerNorm", "h200"));   // matched: nothing new
+  EXPECT_FALSE(h.accepted("level1/23_Softmax", "a100"));     // per GPU
+
+  h.record_run(night("2026-11-21", 1.1, "hash-b"));
+  EXPECT_EQ(h.accepted("level1/23_Softmax", "h200")->content_hash, "hash-b");
+
+  // Re-recording a run replaces it (idempotent), and does not re-accept the same kernel.
+  h.record_run(night("2026-11-21", 1.1, "hash-b"));
+  auto runs = h.runs("2026-11-01", "2026-12-01");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].problems, 8);
+  RunRecords back = h.load_run("nightly-2026-11-21");
+  EXPECT_EQ(back.results.size(), 8u);
+  EXPECT_EQ(back.info.started_at, "2026-11-21T02:00:00Z");
+
+  h.accept({"level1/23_Softmax", "h200", "hash-manual", "2026-11-22T00:00:00Z", "c", "", 1, 2});
+  EXPECT_EQ(h.accepted("level1/23_Softmax", "h200")->content_hash, "hash-manual");
+}
+
+TEST(ReportHistory, PersistsAndGivesCosts) {
+  TempDir d;
+  {
+    History h(d / "history.sqlite");
+    h.record_run(night("2026-11-20", 1.0, "a"));
+  }
+  History h(d / "history.sqlite");
+  auto cost = h.expected_cost_s("h200");
+  EXPECT_DOUBLE_EQ(cost["level3/1_MLP"], 500);
+  EXPECT_DOUBLE_EQ(cost["level1/23_Softmax"], 50);
+  EXPECT_TRUE(h.expected_cost_s("a100").empty());
+}
+
+TEST(ReportHistory, RejectsForeignFiles) {
+  TempDir d;
+  write_file(d / "not-a-db", "hello, this is not sqlite at all, not even close............");
+  EXPECT_THROW(History(d / "not-a-db"), UsageError);
+  EXPECT_THROW(History(d / "no/such/dir/h.sqlite"), InfraError);
+}
+
+TEST(ReportHistory, WeeklyTrend) {
+  TempDir d;
+  History h(d / "history.sqlite");
+  // A week of nights: speedups of improved/matched problems grow 10% a night; an older night
+  // outside the window must not show up.
+  h.record_run(night("2026-11-10", 5.0, "old"));
+  const char* dates[] = {"2026-11-23", "2026-11-24", "2026-11-25", "2026-11-26",
+                         "2026-11-27", "2026-11-28", "2026-11-29"};
+  double scale = 1.0;
+  for (const char* date : dates) {
+    h.record_run(night(date, scale, std::string("h") + date));
+    scale *= 1.1;
+  }
+  WeeklyReport w = weekly_report(h, "");  // default: the 7 days ending with the latest run
+  EXPECT_EQ(w.since, "2026-11-23");
+  EXPECT_EQ(w.until, "2026-11-30");
+  ASSERT_EQ(w.nights.size(), 7u);
+  ASSERT_EQ(w.levels.size(), 3u);
+  // level3: only 1_MLP is correct -> geomean = its speedup, 1.2 * 1.1^i.
+  for (size_t i = 0; i < 7; ++i) {
+    ASSERT_TRUE(w.geomean["level3"][i]);
+    EXPECT_NEAR(*w.geomean["level3"][i], 1.2 * std::pow(1.1, static_cast<double>(i)), 1e-9);
+  }
+  EXPECT_LT(*w.geomean["level1"][0], *w.geomean["level1"][6]);  // trending up
+
+  auto has = [](const std::vector<ProblemTrend>& v, const std::string& p) {
+    for (const auto& t : v)
+      if (t.problem == p) return true;
+    return false;
+  };
+  EXPECT_TRUE(has(w.improved, "level1/23_Softmax"));
+  EXPECT_TRUE(has(w.improved, "level3/1_MLP"));
+  EXPECT_TRUE(has(w.regressed, "level1/12_Matmul"));          // correctness regression nights
+  EXPECT_TRUE(has(w.regressed, "level2/12_Gemm_Multiply_LeakyReLU"));
+  EXPECT_FALSE(has(w.improved, "level1/36_RMSNorm"));         // fallback, flat
+  ASSERT_FALSE(w.best.empty());
+  EXPECT_EQ(w.best[0].problem, "level1/23_Softmax");
+  EXPECT_NEAR(w.best[0].best_speedup, 1.8 * std::pow(1.1, 6), 1e-9);
+  EXPECT_EQ(w.best[0].best_night, "2026-11-29");
+
+  WeeklyReport explicit_week = weekly_report(h, "2026-11-10");
+  EXPECT_EQ(explicit_week.nights.size(), 1u);
+  EXPECT_THROW(weekly_report(h, "last tuesday"), UsageError);
+
+  std::string md = weekly_markdown(w);
+  EXPECT_NE(md.find("| level3 | 1.200x | 1.320x |"), std::string::npos) << md;
+  std::string html = weekly_html(w);
+  EXPECT_NE(html.find("<polyline"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(weekly_json(w)["nights"].size(), 7u);
+  expect_golden(md, "weekly.md");
+}
+
+TEST(ReportHistory, WeeklyOnEmptyHistoryIsAUsageError) {
+  TempDir d;
+  History h(d / "history.sqlite");
+  EXPECT_THROW(weekly_report(h, ""), UsageError);
+}
+
+TEST(ReportHistory, CliRecordsAndReportsWeekly) {
+  TempDir d;
+  std::string db = d / "h.sqlite";
+  auto [rc, out] = run_command(kgate_bin() + " report --from " + fixture("run_basic") + " --out " +
+                               (d / "r") + " --db " + db);
+  EXPECT_EQ(rc, 0) << out;
+  auto [rc2, out2] =
+      run_command(kgate_bin() + " report --db " + db + " --weekly --out " + (d / "weekly"));
+  EXPECT_EQ(rc2, 0) << out2;
+  EXPECT_NE(read_file(d / "weekly/weekly.md").find("2026-11-29"), std::string::npos);
+  auto [rc3, out3] = run_command(kgate_bin() + " report --weekly");
+  EXPECT_EQ(rc3, 2) << out3;
+}
+
+}  // namespace
+}  // namespace kgate::report

@@ -1,0 +1,141 @@
+// kgate merge: shards merged == the unsharded run's reports; idempotent; refuses mixes.
+#include "report/merge.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "report/partition.h"
+#include "report/record_io.h"
+#include "report_test_util.h"
+
+namespace kgate::report {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace testing;
+
+// Splits the basic run into n shard directories the way `kgate run --shard k/n` would.
+std::vector<std::string> make_shards(const TempDir& d, int n, const RunRecords& run) {
+  std::vector<std::string> ids;
+  for (const auto& r : run.results) ids.push_back(r.level + "/" + r.problem);
+  auto parts = partition(ids, n);
+  std::vector<std::string> dirs;
+  for (int k = 1; k <= n; ++k) {
+    std::string dir = d / ("shard" + std::to_string(k));
+    RunInfo info = run.info;
+    info.shard = {k, n};
+    info.planned = parts[static_cast<size_t>(k - 1)];
+    write_run_info(dir, info);
+    for (const auto& r : run.results)
+      if (std::count(info.planned.begin(), info.planned.end(), r.level + "/" + r.problem))
+        write_result(dir, r);
+    dirs.push_back(dir);
+  }
+  return dirs;
+}
+
+TEST(ReportMerge, ShardsMergedEqualTheUnshardedRun) {
+  TempDir d;
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  auto shards = make_shards(d, 3, run);
+  merge_dirs(shards, d / "merged");
+
+  // The unsharded run's reports, with the same planned list the merge reconstructs.
+  std::string whole = d / "whole";
+  RunInfo info = run.info;
+  for (const auto& r : run.results) info.planned.push_back(r.level + "/" + r.problem);
+  std::sort(info.planned.begin(), info.planned.end());
+  write_run_info(whole, info);
+  for (const auto& r : run.results) write_result(whole, r);
+  write_reports(whole);
+
+  for (const char* f : {"junit.xml", "report.md", "report.json", "report.html", "run.json"})
+    EXPECT_EQ(read_file(d / ("merged/" + std::string(f))), read_file(whole + "/" + f)) << f;
+  EXPECT_EQ(load_run_dir(d / "merged").results.size(), run.results.size());
+}
+
+TEST(ReportMerge, Idempotent) {
+  TempDir d;
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  auto shards = make_shards(d, 2, run);
+  merge_dirs(shards, d / "m1");
+  std::string first = read_file(d / "m1/report.json");
+  merge_dirs(shards, d / "m1");  // again into the same place
+  EXPECT_EQ(read_file(d / "m1/report.json"), first);
+  // A shard given twice, or the merged output merged with a shard, changes nothing.
+  merge_dirs({shards[0], shards[1], shards[0]}, d / "m2");
+  EXPECT_EQ(read_file(d / "m2/report.json"), first);
+  merge_dirs({d / "m1", shards[1]}, d / "m3");
+  EXPECT_EQ(read_file(d / "m3/report.json"), first);
+}
+
+std::string merge_error(const std::vector<std::string>& dirs, const std::string& out) {
+  try {
+    merge_dirs(dirs, out);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ReportMerge, RejectsShardsOfDifferentRunsOrConfigs) {
+  TempDir d;
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  auto shards = make_shards(d, 2, run);
+
+  RunInfo other = load_run_info(shards[1] + "/run.json");
+  other.config_hash = "cfg-9999";
+  write_run_info(shards[1], other);
+  std::string e = merge_error(shards, d / "out");
+  EXPECT_NE(e.find("config hash"), std::string::npos) << e;
+  EXPECT_NE(e.find(shards[1]), std::string::npos) << e;
+
+  other.config_hash = run.info.config_hash;
+  other.run_id = "nightly-20261130";
+  write_run_info(shards[1], other);
+  for (const auto& entry : fs::directory_iterator(shards[1] + "/results")) {
+    ProblemResult r = load_result(entry.path().string());
+    r.run_id = other.run_id;
+    write_result(shards[1], r);
+  }
+  e = merge_error(shards, d / "out");
+  EXPECT_NE(e.find("is from run \"nightly-20261130\""), std::string::npos) << e;
+
+  EXPECT_NE(merge_error({shards[0]}, shards[0]).find("also an input"), std::string::npos);
+  EXPECT_NE(merge_error({d / "missing"}, d / "out").find("not a directory"), std::string::npos);
+}
+
+TEST(ReportMerge, RejectsConflictingRecords) {
+  TempDir d;
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  auto shards = make_shards(d, 2, run);
+  // The same problem in both shards with different numbers.
+  ProblemResult r = load_run_dir(shards[0]).results.front();
+  r.speedup += 0.5;
+  write_result(shards[1], r);
+  std::string e = merge_error(shards, d / "out");
+  EXPECT_NE(e.find("hold different results for " + r.level + "/" + r.problem), std::string::npos)
+      << e;
+}
+
+TEST(ReportMerge, CliExitCodes) {
+  TempDir d;
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  auto shards = make_shards(d, 2, run);
+  auto [rc, out] = run_command(kgate_bin() + " merge " + shards[0] + " " + shards[1] + " --out " +
+                               (d / "merged"));
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_TRUE(fs::exists(d.path / "merged/junit.xml"));
+  RunInfo other = load_run_info(shards[1] + "/run.json");
+  other.config_hash = "different";
+  write_run_info(shards[1], other);
+  auto [rc2, out2] = run_command(kgate_bin() + " merge " + shards[0] + " " + shards[1] +
+                                 " --out " + (d / "merged2"));
+  EXPECT_EQ(rc2, 2) << out2;
+  EXPECT_NE(out2.find("config hash"), std::string::npos) << out2;
+}
+
+}  // namespace
+}  // namespace kgate::report

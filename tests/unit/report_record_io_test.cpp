@@ -1,0 +1,150 @@
+// Loading records: every bad input is a UsageError naming the file and the reason.
+#include "report/record_io.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "report_test_util.h"
+
+namespace kgate::report {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::fixture;
+using testing::TempDir;
+using testing::write_file;
+
+// Copies the basic run into a temp dir so a test can break one file.
+TempDir copy_basic() {
+  TempDir d;
+  fs::copy(fixture("run_basic"), d.path, fs::copy_options::recursive);
+  return d;
+}
+
+std::string load_error(const std::string& dir) {
+  try {
+    load_run_dir(dir);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ReportRecordIo, LoadsARunDirectorySorted) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  ASSERT_EQ(run.results.size(), 8u);
+  EXPECT_EQ(run.info.run_id, "nightly-20261129");
+  EXPECT_EQ(run.info.config_hash, "cfg-1234");
+  EXPECT_EQ(run.results.front().level, "level1");
+  EXPECT_EQ(run.results.front().problem, "12_Matmul");
+  EXPECT_EQ(run.results.back().level, "level3");
+}
+
+TEST(ReportRecordIo, WriteThenLoadRoundTrips) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  TempDir d;
+  write_run_info(d.str(), run.info);
+  for (const auto& r : run.results) write_result(d.str(), r);
+  RunRecords again = load_run_dir(d.str());
+  ASSERT_EQ(again.results.size(), run.results.size());
+  for (size_t i = 0; i < run.results.size(); ++i)
+    EXPECT_EQ(nlohmann::json(again.results[i]), nlohmann::json(run.results[i]));
+  EXPECT_EQ(nlohmann::json(again.info), nlohmann::json(run.info));
+}
+
+TEST(ReportRecordIo, MalformedJsonNamesTheFile) {
+  TempDir d = copy_basic();
+  std::string f = d / "results/level1__23_Softmax.json";
+  write_file(f, "{\"version\": 1, \"problem\": ");
+  std::string e = load_error(d.str());
+  EXPECT_NE(e.find(f), std::string::npos) << e;
+  EXPECT_NE(e.find("malformed JSON"), std::string::npos) << e;
+}
+
+TEST(ReportRecordIo, UnknownVersionIsAnError) {
+  TempDir d = copy_basic();
+  std::string f = d / "results/level1__23_Softmax.json";
+  auto j = nlohmann::json::parse(testing::read_file(f));
+  j["version"] = 7;
+  write_file(f, j.dump());
+  std::string e = load_error(d.str());
+  EXPECT_NE(e.find(f), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown record version 7"), std::string::npos) << e;
+}
+
+TEST(ReportRecordIo, WrongTypesAndBadNumbersAreErrors) {
+  TempDir d = copy_basic();
+  std::string f = d / "results/level1__23_Softmax.json";
+  auto j = nlohmann::json::parse(testing::read_file(f));
+  j["speedup"] = "fast";
+  write_file(f, j.dump());
+  EXPECT_NE(load_error(d.str()).find("bad field"), std::string::npos);
+
+  j["speedup"] = -2.0;
+  write_file(f, j.dump());
+  EXPECT_NE(load_error(d.str()).find("\"speedup\" must be"), std::string::npos);
+
+  j["speedup"] = 1.0;
+  j["outcome"] = 3;
+  write_file(f, j.dump());
+  EXPECT_NE(load_error(d.str()).find("unknown value 3 for \"outcome\""), std::string::npos);
+  j["outcome"] = "great";
+  write_file(f, j.dump());
+  EXPECT_NE(load_error(d.str()).find(f), std::string::npos);
+  j["outcome"] = "improved";
+  j["gates"][1]["status"] = "passed";
+  write_file(f, j.dump());
+  EXPECT_NE(load_error(d.str()).find("gates[1].status"), std::string::npos) << load_error(d.str());
+  j["gates"][1]["status"] = "pass";
+
+  write_file(f, "[1, 2]");
+  EXPECT_NE(load_error(d.str()).find("expected a JSON object"), std::string::npos);
+
+  write_file(f, "{\"version\": 1}");
+  EXPECT_NE(load_error(d.str()).find("missing \"problem\""), std::string::npos);
+}
+
+TEST(ReportRecordIo, MissingRecordsAreErrors) {
+  TempDir d;
+  EXPECT_NE(load_error(d.str()).find("no result records"), std::string::npos);
+  fs::create_directories(d.path / "results");
+  EXPECT_NE(load_error(d.str()).find("no result records"), std::string::npos);
+  EXPECT_NE(load_error(d / "nope").find("not a directory"), std::string::npos);
+}
+
+TEST(ReportRecordIo, DuplicateAndForeignRecordsAreErrors) {
+  TempDir d = copy_basic();
+  fs::copy_file(d / "results/level1__23_Softmax.json", d / "results/zz_copy.json");
+  EXPECT_NE(load_error(d.str()).find("duplicate record for level1/23_Softmax"),
+            std::string::npos);
+  fs::remove(d / "results/zz_copy.json");
+
+  std::string f = d / "results/level3__1_MLP.json";
+  auto j = nlohmann::json::parse(testing::read_file(f));
+  j["run_id"] = "another-run";
+  write_file(f, j.dump());
+  EXPECT_NE(load_error(d.str()).find("run_id \"another-run\""), std::string::npos);
+}
+
+TEST(ReportRecordIo, RunInfoIsOptionalAndValidated) {
+  TempDir d = copy_basic();
+  fs::remove(d / "run.json");
+  RunRecords run = load_run_dir(d.str());
+  EXPECT_EQ(run.info.run_id, "nightly-20261129");
+  EXPECT_EQ(run.info.suite, "nightly");
+
+  write_file(d / "run.json", R"({"version": 1, "run_id": "nightly-20261129",
+                                  "shard": {"index": 3, "count": 2}})");
+  EXPECT_NE(load_error(d.str()).find("bad shard 3/2"), std::string::npos);
+  write_file(d / "run.json", R"({"version": 2})");
+  EXPECT_NE(load_error(d.str()).find("unknown record version 2"), std::string::npos);
+}
+
+TEST(ReportRecordIo, FileNamesAreFlat) {
+  EXPECT_EQ(record_file_name("native", "ops/softmax_4096"), "native__ops_softmax_4096.json");
+}
+
+}  // namespace
+}  // namespace kgate::report

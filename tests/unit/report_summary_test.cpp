@@ -1,0 +1,124 @@
+// summarize(): counts, geomeans over correct results, fast_p over all problems, the
+// failure classification and the pipeline verdict.
+#include "report/summary.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "report/record_io.h"
+#include "report_test_util.h"
+
+namespace kgate::report {
+namespace {
+
+using testing::fixture;
+
+const LevelSummary& level(const Summary& s, const std::string& id) {
+  for (const auto& l : s.levels)
+    if (l.level == id) return l;
+  throw std::runtime_error("no level " + id);
+}
+
+const ProblemRow& row(const Summary& s, const std::string& problem) {
+  for (const auto& r : s.rows)
+    if (r.record->problem == problem) return r;
+  throw std::runtime_error("no problem " + problem);
+}
+
+TEST(ReportSummary, CountsGeomeansAndFastP) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  Summary s = summarize(run);
+  ASSERT_EQ(s.levels.size(), 3u);
+
+  const LevelSummary& l1 = level(s, "level1");
+  EXPECT_EQ(l1.problems, 4);
+  EXPECT_EQ(l1.improved, 1);
+  EXPECT_EQ(l1.matched, 1);
+  EXPECT_EQ(l1.fallback, 1);
+  EXPECT_EQ(l1.regressed, 1);
+  EXPECT_EQ(l1.correct, 3);  // the correctness regression is not correct
+  ASSERT_TRUE(l1.geomean_speedup);
+  EXPECT_NEAR(*l1.geomean_speedup, std::cbrt(1.8 * 1.003 * 1.0), 1e-9);
+  ASSERT_TRUE(l1.geomean_vs_compile);
+  EXPECT_NEAR(*l1.geomean_vs_compile, std::cbrt(4720 / 2622.2 * (321.0 / 320) * 1.0), 1e-9);
+  ASSERT_TRUE(l1.geomean_vs_eager);
+  EXPECT_NEAR(*l1.geomean_vs_eager, std::cbrt(6110 / 2622.2 * (8330.0 / 320) * (11400.0 / 3950)),
+              1e-9);
+  EXPECT_DOUBLE_EQ(l1.fast_p[0], 3.0 / 4);  // every correct result
+  EXPECT_DOUBLE_EQ(l1.fast_p[1], 2.0 / 4);  // 1.8 and 1.003; the fallback's 1.0 is not > 1
+  EXPECT_DOUBLE_EQ(l1.fast_p[2], 1.0 / 4);
+  EXPECT_DOUBLE_EQ(l1.fast_p[3], 0.0);
+
+  const LevelSummary& l2 = level(s, "level2");
+  EXPECT_EQ(l2.problems, 2);
+  EXPECT_EQ(l2.errors, 1);
+  EXPECT_EQ(l2.correct, 1);  // a performance regression is still correct
+  EXPECT_NEAR(*l2.geomean_speedup, 0.85, 1e-12);
+  EXPECT_DOUBLE_EQ(l2.fast_p[0], 0.5);
+  EXPECT_DOUBLE_EQ(l2.fast_p[1], 0.0);
+
+  const LevelSummary& l3 = level(s, "level3");
+  EXPECT_EQ(l3.skipped, 1);
+  EXPECT_DOUBLE_EQ(l3.fast_p[1], 0.5);  // the skipped problem counts as not fast
+
+  EXPECT_EQ(s.overall.problems, 8);
+  EXPECT_EQ(s.overall.correct, 5);
+  EXPECT_DOUBLE_EQ(s.overall.fast_p[1], 3.0 / 8);
+  EXPECT_NEAR(*s.overall.geomean_speedup, std::pow(1.8 * 1.003 * 1.0 * 0.85 * 1.2, 1.0 / 5),
+              1e-9);
+}
+
+TEST(ReportSummary, ClassifiesFailures) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  Summary s = summarize(run);
+  EXPECT_EQ(row(s, "12_Matmul").failure, FailureKind::kCorrectnessRegression);
+  EXPECT_EQ(row(s, "12_Gemm_Multiply_LeakyReLU").failure, FailureKind::kPerformanceRegression);
+  EXPECT_EQ(row(s, "1_Conv2D_ReLU_BiasAdd").failure, FailureKind::kError);
+  EXPECT_EQ(row(s, "44_MiniGPTBlock").failure, FailureKind::kSkipped);
+  EXPECT_EQ(row(s, "36_RMSNorm").failure, FailureKind::kNone);  // fallback costs nothing
+  EXPECT_EQ(row(s, "23_Softmax").failure, FailureKind::kNone);
+  EXPECT_NE(row(s, "12_Matmul").message.find("NaN in output"), std::string::npos);
+  EXPECT_NE(row(s, "12_Gemm_Multiply_LeakyReLU").message.find("0.850x"), std::string::npos);
+
+  EXPECT_EQ(s.correctness_regressions, 1);
+  EXPECT_EQ(s.performance_regressions, 1);
+  EXPECT_EQ(s.errors, 1);
+  EXPECT_EQ(s.gate_failures, 0);
+  EXPECT_TRUE(s.pipeline_failed);
+
+  auto worst = s.worst(10);
+  ASSERT_EQ(worst.size(), 3u);
+  EXPECT_EQ(worst[0]->record->problem, "12_Matmul");
+  EXPECT_EQ(worst[1]->record->problem, "1_Conv2D_ReLU_BiasAdd");
+  EXPECT_EQ(worst[2]->record->problem, "12_Gemm_Multiply_LeakyReLU");
+  EXPECT_EQ(s.worst(1).size(), 1u);
+}
+
+TEST(ReportSummary, PerformanceRegressionFailsOnlyWhenTheSuiteSaysSo) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  // Drop the correctness regression: only the performance regression is left.
+  std::erase_if(run.results, [](const ProblemResult& r) { return r.problem == "12_Matmul"; });
+  EXPECT_FALSE(summarize(run).pipeline_failed);
+  run.info.fail_on_performance = true;
+  EXPECT_TRUE(summarize(run).pipeline_failed);
+}
+
+TEST(ReportSummary, CheckRunsReportGateFailures) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  run.info.kind = RunKind::kCheck;
+  Summary s = summarize(run);
+  EXPECT_EQ(row(s, "36_RMSNorm").failure, FailureKind::kGateFailure);  // change rejected
+  EXPECT_EQ(row(s, "12_Matmul").failure, FailureKind::kGateFailure);
+  EXPECT_EQ(s.gate_failures, 2);
+  EXPECT_TRUE(s.pipeline_failed);
+}
+
+TEST(ReportSummary, GeomeanIgnoresNonPositive) {
+  EXPECT_FALSE(geomean({}));
+  EXPECT_FALSE(geomean({0.0, -1.0}));
+  EXPECT_NEAR(*geomean({2.0, 8.0}), 4.0, 1e-12);
+}
+
+}  // namespace
+}  // namespace kgate::report
