@@ -26,6 +26,10 @@ if has build; then
     cmake --build "$B" -j16 >> "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
   echo "build: $(( $(date +%s) - t0 )) s"
 fi
+if has alltests; then
+  ctest --test-dir "$B" -LE gpu -j16 --output-on-failure --timeout 300 > "$OUT/all-tests.log" 2>&1
+  echo "non-gpu tests rc=$?"; grep -E "tests passed|tests failed|\*\*\*Failed|Failed  |Not Run" "$OUT/all-tests.log" | tail -25
+fi
 if has tests; then
   ctest --test-dir "$B" -L gpu --output-on-failure --timeout 300 > "$OUT/gpu-tests.log" 2>&1
   echo "gpu tests rc=$?"; grep -E "tests passed|tests failed|\*\*\*Failed|Failed  " "$OUT/gpu-tests.log" | tail -15
