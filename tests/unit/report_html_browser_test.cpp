@@ -27,7 +27,7 @@ std::vector<long> render(const std::string& chromium, const std::string& html, c
                          const std::string& name) {
   std::string page = d / (name + ".html"), shot = d / (name + ".png");
   write_file(page, html);
-  auto [rc, out] = run_command("timeout 90 " + chromium +
+  auto [rc, out] = run_command("timeout 300 " + chromium +
                                " --headless --no-sandbox --disable-gpu --hide-scrollbars"
                                " --no-first-run --user-data-dir=" + (d / ("profile-" + name)) +
                                " --window-size=1100,2600 --screenshot=" + shot + " file://" + page);
