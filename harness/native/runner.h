@@ -73,6 +73,9 @@ class Runner {
   // LRU of drawn cases: key -> data; the list holds keys, most recent first.
   std::map<std::string, CaseData> cases_;
   std::list<std::string> case_lru_;
+  // Inputs drawn for `time`, keyed by dtype/seed/dims (see time_inputs()).
+  const std::vector<ops::HostTensor>& time_inputs(const ops::Dims& dims, DType dtype, uint64_t seed);
+  std::map<std::string, std::vector<ops::HostTensor>> time_inputs_;
   std::size_t case_bytes_ = 0;
 
   bool done_ = false;
