@@ -1,7 +1,139 @@
+// `kgate bench`: one candidate through the four gates against its problem's baseline,
+// printed as a table per gate and, with --json, the versioned CandidateVerdict.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
 #include "cli/commands.h"
+#include "config/loader.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "gates/evaluator.h"
 
 namespace kgate::cli {
+namespace {
 
-ExitCode cmd_bench(const BenchOptions&) { return not_available("bench"); }
+namespace fs = std::filesystem;
+using gates::CandidateVerdict;
+using gates::GateResult;
+using gates::GateStatus;
+
+std::string backend_of(const std::string& candidate) {
+  std::string ext = fs::path(candidate).extension().string();
+  if (ext == ".cu") return "cuda";
+  if (ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".c") return "host";
+  throw UsageError(candidate + ": error: cannot tell the backend from extension '" + ext +
+                   "' (.cpp host, .cu cuda); pass --backend");
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+std::string status_word(GateStatus s) { return nlohmann::json(s).get<std::string>(); }
+std::string gate_word(gates::Gate g) { return nlohmann::json(g).get<std::string>(); }
+
+// Pads to width w (the case ids are ASCII).
+std::string pad(std::string s, std::size_t w) {
+  if (s.size() < w) s.append(w - s.size(), ' ');
+  return s;
+}
+
+void print_gate(const GateResult& g) {
+  std::printf("\n%-12s %-7s %.2f s\n", gate_word(g.gate).c_str(), status_word(g.status).c_str(), g.elapsed_s);
+  if (g.status == GateStatus::kSkipped) {
+    std::printf("  %s\n", g.reason.c_str());
+    return;
+  }
+  std::size_t w = 20;
+  for (const auto& r : g.rows) w = std::max(w, r.case_id.size() + 2);
+  switch (g.gate) {
+    case gates::Gate::kStatic:
+      for (const auto& r : g.rows)
+        std::printf("  %s%-5s %s\n", pad(r.case_id, w).c_str(), r.pass ? "pass" : "FAIL", r.detail.c_str());
+      break;
+    case gates::Gate::kCorrectness:
+    case gates::Gate::kOracle: {
+      const char* err = g.gate == gates::Gate::kOracle ? "rel_l2_err" : "max_abs_err";
+      const char* lim = g.gate == gates::Gate::kOracle ? "bound" : "tolerance";
+      std::printf("  %s%-12s %-12s %s\n", pad("case", w).c_str(), err, lim, "result");
+      for (const auto& r : g.rows)
+        std::printf("  %s%-12s %-12s %s\n", pad(r.case_id, w).c_str(), num(r.error).c_str(),
+                    num(r.limit).c_str(), r.pass ? "pass" : ("FAIL: " + r.detail).c_str());
+      break;
+    }
+    case gates::Gate::kPerformance:
+      for (const auto& r : g.rows)
+        std::printf("  %s%-5s %s\n", pad(r.case_id, w).c_str(), r.pass ? "pass" : "FAIL", r.detail.c_str());
+      break;
+  }
+  if (g.status != GateStatus::kPass && !g.reason.empty()) std::printf("  -> %s\n", g.reason.c_str());
+}
+
+void print_timing(const gates::Timing& t) {
+  std::printf("\ntiming (%s, %d samples per side)\n", t.timer.c_str(), t.samples);
+  std::printf("  baseline %.4g us   candidate %.4g us   speedup %.3fx [%.3f, %.3f]  p=%.2g  %s",
+              t.baseline_us, t.candidate_us, t.speedup, t.speedup_lo, t.speedup_hi, t.p_value,
+              nlohmann::json(t.verdict).get<std::string>().c_str());
+  if (t.roofline_floor_us > 0) std::printf("   %.0f%% of roofline", 100 * t.pct_roofline);
+  std::printf("\n");
+}
+
+}  // namespace
+
+ExitCode cmd_bench(const BenchOptions& o) {
+  std::error_code ec;
+  if (!fs::is_regular_file(o.candidate, ec)) throw UsageError(o.candidate + ": error: no such candidate file");
+  if (!o.baseline.empty() && !fs::is_regular_file(o.baseline, ec))
+    throw UsageError(o.baseline + ": error: no such baseline file");
+  if (o.timeout_s <= 0) throw UsageError("--timeout must be > 0 seconds");
+  const std::string backend = o.backend.empty() ? backend_of(o.candidate) : o.backend;
+  config::NativeProblem problem = config::load_native_problem(o.problem);
+
+  gates::EvalOptions opt;
+  opt.backend = backend;
+  opt.seed = o.seed ? *o.seed : std::random_device{}() % 1000000000ULL;
+  opt.request_timeout_s = o.timeout_s;
+  if (o.min_time_s) opt.measurement.min_time_s = *o.min_time_s;
+  if (o.max_time_s) opt.measurement.max_time_s = *o.max_time_s;
+  opt.measurement.max_time_s = std::max(opt.measurement.max_time_s, opt.measurement.min_time_s);
+
+  std::printf("kgate bench: problem %s (%s), candidate %s, backend %s\n", problem.id.c_str(),
+              problem.op.c_str(), o.candidate.c_str(), backend.c_str());
+  std::printf("seed %llu (reproduce with --seed %llu)\n", static_cast<unsigned long long>(opt.seed),
+              static_cast<unsigned long long>(opt.seed));
+  std::fflush(stdout);
+
+  gates::Evaluator ev(problem, opt);
+  const auto& dev = ev.device();
+  std::printf("device: %s, copy bandwidth %.1f GB/s\n", dev.name.c_str(), dev.copy_bandwidth_gbps);
+  std::fflush(stdout);
+
+  CandidateVerdict v = ev.evaluate(o.candidate, {}, o.baseline);
+  for (const auto& g : v.gates) print_gate(g);
+  if (v.timing) print_timing(*v.timing);
+
+  if (!o.json_out.empty()) {
+    std::ofstream out(o.json_out);
+    if (!out) throw InfraError("cannot write " + o.json_out);
+    out << nlohmann::json(v).dump(2) << "\n";
+    if (!out) throw InfraError("writing " + o.json_out + " failed");
+  }
+
+  if (v.passed) {
+    std::printf("\nverdict: PASS (every gate passed, %.1f s)\n", v.wall_s);
+    return ExitCode::kPass;
+  }
+  std::string reason;
+  for (const auto& g : v.gates)
+    if (v.failed_gate && g.gate == *v.failed_gate) reason = g.reason;
+  std::printf("\nverdict: FAIL at the %s gate: %s\n", gate_word(*v.failed_gate).c_str(), reason.c_str());
+  std::printf("reproduce: kgate bench --problem %s --candidate %s --seed %llu\n", o.problem.c_str(),
+              o.candidate.c_str(), static_cast<unsigned long long>(opt.seed));
+  return ExitCode::kGateFailure;
+}
 
 }  // namespace kgate::cli

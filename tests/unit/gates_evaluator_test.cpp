@@ -1,0 +1,240 @@
+// End to end through the real kgate-native (host backend): the fixture candidates under
+// tests/fixtures/candidates/softmax each fail the right gate with the right reason, and
+// a hang or crash never affects the next candidate in the same Evaluator.
+#include "gates/evaluator.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+namespace kgate::gates {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kDir = std::string(KGATE_TEST_DATA) + "/candidates/softmax/";
+
+// The same problem as tests/fixtures/candidates/softmax/problem.yaml, built in code so
+// this test depends on the gates only, not on the YAML loader.
+config::NativeProblem problem() {
+  config::NativeProblem p;
+  p.id = "softmax_gates";
+  p.op = "softmax";
+  p.bench = {{"R", 256}, {"C", 1024}};
+  p.host_bench = p.bench;
+  p.sweep = {{{"R", 4}, {"C", 32}}, {{"R", 7}, {"C", 33}}, {{"R", 16}, {"C", 100}}};
+  p.dtypes = {DType::kF32, DType::kF16};
+  p.bench_dtype = DType::kF32;
+  p.starters["host"] = kDir + "baseline.cpp";
+  return p;
+}
+
+EvalOptions options() {
+  EvalOptions o;
+  o.backend = "host";
+  o.seed = 20261129;
+  o.request_timeout_s = 5;     // a hang costs this much
+  o.compile_timeout_s = 180;   // host compiles on a loaded CI machine can be slow
+  o.cache_dir = (fs::temp_directory_path() / ("kgate_eval_cache_" + std::to_string(::getpid()))).string();
+  o.measurement.min_time_s = 0.2;
+  o.measurement.max_time_s = 0.6;
+  o.measurement.min_samples = 10;
+  // A/A noise on a shared two-core runner must not read as "slower" here: the test is
+  // about gates, not about a 3 % effect.
+  o.thresholds.regression_threshold = 1.5;
+  return o;
+}
+
+class EvaluatorTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { ev_ = new Evaluator(problem(), options()); }
+  static void TearDownTestSuite() {
+    delete ev_;
+    ev_ = nullptr;
+  }
+
+  static CandidateVerdict eval(const std::string& name) { return ev_->evaluate(kDir + name, {}, ""); }
+  static const GateResult& gate(const CandidateVerdict& v, Gate g) {
+    for (const auto& r : v.gates)
+      if (r.gate == g) return r;
+    throw std::runtime_error("no such gate in verdict");
+  }
+  static std::string reason(const CandidateVerdict& v) {
+    return v.failed_gate ? gate(v, *v.failed_gate).reason : std::string();
+  }
+  static void expect_fails(const CandidateVerdict& v, Gate g, const std::string& needle) {
+    EXPECT_FALSE(v.passed);
+    ASSERT_TRUE(v.failed_gate.has_value()) << "passed unexpectedly";
+    EXPECT_EQ(*v.failed_gate, g) << reason(v);
+    EXPECT_NE(reason(v).find(needle), std::string::npos) << "reason: " << reason(v);
+  }
+
+  static Evaluator* ev_;
+};
+Evaluator* EvaluatorTest::ev_ = nullptr;
+
+TEST_F(EvaluatorTest, OkPassesEveryGate) {
+  CandidateVerdict v = eval("ok.cpp");
+  ASSERT_TRUE(v.passed) << reason(v);
+  EXPECT_EQ(v.seed, 20261129u);
+  EXPECT_EQ(v.gates.size(), 4u);
+  for (const auto& g : v.gates) EXPECT_EQ(g.status, GateStatus::kPass) << nlohmann::json(g).dump();
+  // Every sweep shape, both dtypes, both distributions, the derived shapes and the
+  // adversarial cases were checked.
+  const auto& rows = gate(v, Gate::kCorrectness).rows;
+  EXPECT_GE(rows.size(), 30u);
+  auto has = [&](const std::string& s) {
+    for (const auto& r : rows)
+      if (r.case_id.find(s) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("R=7,C=33/f16/signed"));
+  EXPECT_TRUE(has("R=257,C=1025/"));
+  EXPECT_TRUE(has("/large"));
+  EXPECT_TRUE(has("/mixed"));
+  EXPECT_EQ(gate(v, Gate::kOracle).rows.size(), rows.size());
+  ASSERT_TRUE(v.timing.has_value());
+  EXPECT_GT(v.timing->candidate_us, 0);
+  EXPECT_GT(v.timing->baseline_us, 0);
+  EXPECT_GE(v.timing->samples, 10);
+  EXPECT_NE(v.timing->verdict, SpeedVerdict::kSlower);
+  // The verdict round-trips through its JSON (what --json writes).
+  CandidateVerdict back = nlohmann::json(v).get<CandidateVerdict>();
+  EXPECT_EQ(back.passed, true);
+  EXPECT_EQ(back.gates.size(), 4u);
+}
+
+TEST_F(EvaluatorTest, CompileErrorFailsStaticWithCompilerLines) {
+  CandidateVerdict v = eval("compile_error.cpp");
+  expect_fails(v, Gate::kStatic, "compile error");
+  EXPECT_NE(reason(v).find("error"), std::string::npos);
+  EXPECT_EQ(gate(v, Gate::kCorrectness).status, GateStatus::kSkipped);
+}
+
+TEST_F(EvaluatorTest, ForbiddenThreadFailsLint) {
+  CandidateVerdict v = eval("forbidden_thread.cpp");
+  // The first finding is the #include <thread> on line 2; std::thread itself is counted.
+  expect_fails(v, Gate::kStatic, "forbidden_thread.cpp:line 2:1: <thread>: candidates must not start threads");
+  EXPECT_NE(reason(v).find("(+1 more)"), std::string::npos) << reason(v);
+  bool names_std_thread = false;
+  for (const auto& r : gate(v, Gate::kStatic).rows)
+    names_std_thread = names_std_thread || r.detail.find("std::thread") != std::string::npos;
+  EXPECT_TRUE(names_std_thread);
+}
+
+TEST_F(EvaluatorTest, MissingCandidateFailsStatic) {
+  CandidateVerdict v = eval("no_such_candidate.cpp");
+  expect_fails(v, Gate::kStatic, "cannot read candidate");
+}
+
+TEST_F(EvaluatorTest, WrongMaskFailsOnANonPowerOfTwoWidth) {
+  CandidateVerdict v = eval("wrong_mask.cpp");
+  expect_fails(v, Gate::kCorrectness, "elements over tolerance");
+  const auto& g = gate(v, Gate::kCorrectness);
+  EXPECT_NE(g.failed_case.find("R=7,C=33/"), std::string::npos) << g.failed_case;
+  // The power-of-two shape passed before it.
+  EXPECT_TRUE(g.rows.front().pass);
+  EXPECT_NE(g.rows.front().case_id.find("C=32/"), std::string::npos);
+}
+
+TEST_F(EvaluatorTest, NanOnAdversarialInputs) {
+  CandidateVerdict v = eval("nan_adversarial.cpp");
+  expect_fails(v, Gate::kCorrectness, "NaN");
+  EXPECT_NE(gate(v, Gate::kCorrectness).failed_case.find("/large"), std::string::npos)
+      << gate(v, Gate::kCorrectness).failed_case;
+  EXPECT_NE(reason(v).find("where the float64 truth is finite"), std::string::npos);
+}
+
+TEST_F(EvaluatorTest, Nondeterministic) {
+  expect_fails(eval("nondeterministic.cpp"), Gate::kCorrectness, "not bitwise identical");
+}
+
+TEST_F(EvaluatorTest, MutatesInput) {
+  expect_fails(eval("mutates_input.cpp"), Gate::kCorrectness, "modified its inputs");
+}
+
+TEST_F(EvaluatorTest, Unwritten) {
+  expect_fails(eval("unwritten.cpp"), Gate::kCorrectness, "3 of 128 elements never written");
+}
+
+TEST_F(EvaluatorTest, TooFastDoesLessWork) {
+  CandidateVerdict v = eval("too_fast.cpp");
+  expect_fails(v, Gate::kPerformance, "does less work than the problem requires");
+  EXPECT_EQ(gate(v, Gate::kCorrectness).status, GateStatus::kPass);
+  ASSERT_TRUE(v.timing.has_value());
+  EXPECT_GT(v.timing->pct_roofline, 1.0 / 0.8);
+}
+
+TEST_F(EvaluatorTest, InfiniteLoopTimesOutAndTheNextCandidatePasses) {
+  CandidateVerdict v = eval("infinite_loop.cpp");
+  expect_fails(v, Gate::kCorrectness, "timeout");
+  const auto& g = gate(v, Gate::kCorrectness);
+  EXPECT_EQ(g.status, GateStatus::kError);
+  EXPECT_EQ(g.fault, Fault::kTimeout);
+  EXPECT_FALSE(g.failed_case.empty());
+  CandidateVerdict next = eval("ok.cpp");
+  EXPECT_TRUE(next.passed) << reason(next);
+}
+
+TEST_F(EvaluatorTest, SegfaultCrashesAndTheNextCandidatePasses) {
+  CandidateVerdict v = eval("segfault.cpp");
+  expect_fails(v, Gate::kCorrectness, "SIGSEGV");
+  EXPECT_EQ(gate(v, Gate::kCorrectness).fault, Fault::kCrash);
+  CandidateVerdict next = eval("ok.cpp");
+  EXPECT_TRUE(next.passed) << reason(next);
+}
+
+TEST_F(EvaluatorTest, SameSeedSameCases) {
+  CandidateVerdict a = eval("wrong_mask.cpp");
+  CandidateVerdict b = eval("wrong_mask.cpp");
+  EXPECT_EQ(gate(a, Gate::kCorrectness).failed_case, gate(b, Gate::kCorrectness).failed_case);
+  EXPECT_EQ(reason(a), reason(b));
+}
+
+TEST_F(EvaluatorTest, RemeasureUsesAFreshWorker) {
+  Timing t = ev_->remeasure(kDir + "ok.cpp", {}, "");
+  EXPECT_GE(t.samples, 10);
+  EXPECT_GT(t.candidate_us, 0);
+  EXPECT_EQ(t.candidate_samples_us.size(), t.baseline_samples_us.size());
+}
+
+TEST(EvaluatorSetup, WorkspaceChangesFailStatic) {
+  fs::path ws = fs::temp_directory_path() / ("kgate_eval_ws_" + std::to_string(::getpid()));
+  fs::remove_all(ws);
+  fs::create_directories(ws);
+  fs::copy_file(kDir + "compile_error.cpp", ws / "kernel.cpp");
+  std::ofstream(ws / "notes.md") << "agent notes\n";
+  EvalOptions o = options();
+  o.workspace = ws.string();
+  o.run_performance = false;
+  Evaluator ev(problem(), o);
+  CandidateVerdict first = ev.evaluate((ws / "kernel.cpp").string(), {}, "");
+  EXPECT_EQ(first.failed_gate, Gate::kStatic);
+  EXPECT_NE(nlohmann::json(first).dump().find("compile error"), std::string::npos);
+  std::ofstream(ws / "notes.md") << "rewritten by the agent\n";
+  CandidateVerdict second = ev.evaluate((ws / "kernel.cpp").string(), {}, "");
+  ASSERT_EQ(second.failed_gate, Gate::kStatic);
+  EXPECT_NE(second.gates.front().reason.find("notes.md (modified)"), std::string::npos)
+      << second.gates.front().reason;
+  fs::remove_all(ws);
+}
+
+TEST(EvaluatorSetup, UnknownOpIsAUsageError) {
+  config::NativeProblem p = problem();
+  p.op = "no_such_op";
+  EXPECT_THROW(Evaluator(p, options()), UsageError);
+}
+
+TEST(EvaluatorSetup, MissingRunnerIsAnInfraError) {
+  EvalOptions o = options();
+  o.native_bin = "/nonexistent/kgate-native";
+  EXPECT_THROW(Evaluator(problem(), o), InfraError);
+}
+
+}  // namespace
+}  // namespace kgate::gates
