@@ -47,10 +47,10 @@ if has study; then
   timeout 420 "$B/kgate_measure_study" --out "$OUT/measure_study.json" --trials "${TRIALS:-100}" 2>&1 | tee "$OUT/measure_study.txt"
 fi
 if has timers; then
-  REPEATS="${REPEATS:-20}" KGATE_NATIVE_BIN="$B/kgate-native" timeout 400 python3 tools/timer_study.py "$OUT" 2>&1 | tail -20
+  REPEATS="${REPEATS:-20}" KGATE_NATIVE_BIN="$B/kgate-native" timeout "${TIMERS_S:-400}" python3 tools/timer_study.py "$OUT" 2>&1 | tail -20
 fi
 if has run; then
-  timeout 500 "$B/kgate" run suites/gpu-smoke.yaml --out "$OUT/run" > "$OUT/run.log" 2>&1
+  timeout 200 "$B/kgate" run suites/gpu-smoke.yaml --gpu h200 --out "$OUT/run" > "$OUT/run.log" 2>&1
   echo "run rc=$?"; tail -15 "$OUT/run.log"
 fi
 # The device tool brings back at most 8 files: pack everything into one archive.
