@@ -218,11 +218,14 @@ TEST(ConfigCatalog, BadSuiteReportsEveryError) {
 
 TEST(ConfigCatalog, UnknownPathsAndKinds) {
   Diagnostics d;
-  load_catalog({"/nonexistent-kgate-path", fixture("fake_op/odd.yaml")}, d, fake_ops());
-  EXPECT_EQ(d.str(), "/nonexistent-kgate-path: error: no such file or directory\n" +
-                        fixture("fake_op/odd.yaml") +
-                        ": error: cannot tell what kind of config this is: put it under a "
-                        "directory named gpus/, levels/, suites/ or native/");
+  // Both paths live under the fixture directory so the file-sorted order of the
+  // diagnostics does not depend on where the checkout is.
+  const std::string missing = fixture("fake_op/zz-missing.yaml");
+  load_catalog({missing, fixture("fake_op/odd.yaml")}, d, fake_ops());
+  EXPECT_EQ(d.str(), fixture("fake_op/odd.yaml") +
+                         ": error: cannot tell what kind of config this is: put it under a "
+                         "directory named gpus/, levels/, suites/ or native/\n" +
+                         missing + ": error: no such file or directory");
 }
 
 TEST(ConfigCatalog, StrictPlanOfASuiteFile) {
