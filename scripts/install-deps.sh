@@ -2,15 +2,25 @@
 # Installs everything kgate needs on a fresh Debian 12 machine (apt + pip).
 # Idempotent: a second run installs nothing and exits 0.
 set -euo pipefail
+# Usage: install-deps.sh [--apt-only | --python-only]
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+MODE=all
+case "${1:-}" in
+  --apt-only) MODE=apt ;;
+  --python-only) MODE=python ;;
+  "") ;;
+  *) echo "usage: $0 [--apt-only | --python-only]" >&2; exit 2 ;;
+esac
 
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libyaml-cpp-dev libgit2-dev libtinyxml2-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libxml2-utils libcurl4-openssl-dev python3 python3-pip
+  libxml2-utils libcurl4-openssl-dev python3 python3-pip python3-venv
   chromium  # headless: the HTML report screenshot test (skipped when absent)
 )
 
+if [ "$MODE" != python ]; then
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -29,15 +39,25 @@ if [ "${#missing[@]}" -gt 0 ]; then
 else
   echo "install-deps: all ${#APT_PACKAGES[@]} Debian packages present"
 fi
-
-# Python side (the worker and its tests). Only installed when asked: torch is large and
-# the native path needs no Python at all.
-if [ "${KGATE_WITH_PYTHON:-0}" = "1" ]; then
-  py_missing=0
-  python3 -c "import pytest, yaml, numpy" 2>/dev/null || py_missing=1
-  if [ "$py_missing" -eq 1 ]; then
-    python3 -m pip install -q pytest pyyaml numpy
-  else
-    echo "install-deps: python packages present"
-  fi
 fi
+
+# Python side: the KernelBench worker and its tests need torch, which lives in a virtual
+# environment at .venv (kgate finds it there; KGATE_PYTHON overrides). torch comes from
+# PyPI (its default Linux wheel: a CUDA build that also runs on a CPU-only machine).
+install_python() {
+  local venv="$ROOT/.venv"
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "install-deps: creating $venv"
+    python3 -m venv "$venv"
+  fi
+  if "$venv/bin/python" -c "import torch, numpy, pytest" >/dev/null 2>&1; then
+    echo "install-deps: python packages present ($("$venv/bin/python" -c 'import torch; print("torch", torch.__version__)'))"
+    return
+  fi
+  echo "install-deps: pip install torch numpy pytest into $venv (a few GB, a few minutes)"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check torch numpy pytest
+}
+
+case "$MODE" in
+  all|python) install_python ;;
+esac

@@ -82,16 +82,44 @@ void print_timing(const gates::Timing& t) {
   std::printf("\n");
 }
 
+bool is_kernelbench(const std::string& problem) { return fs::path(problem).extension() == ".py"; }
+
+// An NVIDIA GPU is present when the driver lists one (kgate itself never touches CUDA).
+bool have_nvidia_gpu() {
+  std::error_code ec;
+  fs::directory_iterator it("/proc/driver/nvidia/gpus", ec);
+  return !ec && it != fs::directory_iterator();
+}
+
 }  // namespace
 
 ExitCode cmd_bench(const BenchOptions& o) {
   std::error_code ec;
   if (!fs::is_regular_file(o.candidate, ec)) throw UsageError(o.candidate + ": error: no such candidate file");
-  if (!o.baseline.empty() && !fs::is_regular_file(o.baseline, ec))
-    throw UsageError(o.baseline + ": error: no such baseline file");
+  const bool kb = is_kernelbench(o.problem);
+  if (kb) {
+    if (!fs::is_regular_file(o.problem, ec)) throw UsageError(o.problem + ": error: no such problem file");
+    if (!o.baseline.empty() && o.baseline != "eager" && o.baseline != "compile" &&
+        o.baseline != "compile-max-autotune")
+      throw UsageError("--baseline " + o.baseline +
+                       ": a KernelBench problem's baseline is eager, compile or compile-max-autotune");
+  } else {
+    if (!o.device.empty()) throw UsageError("--device is for KernelBench problems (.py); use --backend");
+    if (!o.baseline.empty() && !fs::is_regular_file(o.baseline, ec))
+      throw UsageError(o.baseline + ": error: no such baseline file");
+  }
   if (o.timeout_s <= 0) throw UsageError("--timeout must be > 0 seconds");
-  const std::string backend = o.backend.empty() ? backend_of(o.candidate) : o.backend;
-  config::NativeProblem problem = config::load_native_problem(o.problem);
+  std::string backend;
+  if (kb) {
+    std::string device = !o.device.empty() ? o.device : !o.backend.empty() ? (o.backend == "host" ? "cpu" : "cuda")
+                         : have_nvidia_gpu()                              ? "cuda"
+                                                                          : "cpu";
+    backend = device == "cpu" ? "host" : "cuda";
+  } else {
+    backend = o.backend.empty() ? backend_of(o.candidate) : o.backend;
+  }
+  config::NativeProblem problem = kb ? config::kernelbench_problem("", o.problem, o.baseline.empty() ? "eager" : o.baseline)
+                                     : config::load_native_problem(o.problem);
 
   gates::EvalOptions opt;
   opt.backend = backend;
@@ -101,8 +129,13 @@ ExitCode cmd_bench(const BenchOptions& o) {
   if (o.max_time_s) opt.measurement.max_time_s = *o.max_time_s;
   opt.measurement.max_time_s = std::max(opt.measurement.max_time_s, opt.measurement.min_time_s);
 
-  std::printf("kgate bench: problem %s (%s), candidate %s, backend %s\n", problem.id.c_str(),
-              problem.op.c_str(), o.candidate.c_str(), backend.c_str());
+  if (kb)
+    std::printf("kgate bench: KernelBench problem %s (baseline %s), candidate %s, device %s\n",
+                problem.id.c_str(), problem.kernelbench_baseline.c_str(), o.candidate.c_str(),
+                backend == "host" ? "cpu (small sizes)" : "cuda");
+  else
+    std::printf("kgate bench: problem %s (%s), candidate %s, backend %s\n", problem.id.c_str(),
+                problem.op.c_str(), o.candidate.c_str(), backend.c_str());
   std::printf("seed %llu (reproduce with --seed %llu)\n", static_cast<unsigned long long>(opt.seed),
               static_cast<unsigned long long>(opt.seed));
   std::fflush(stdout);
@@ -112,7 +145,11 @@ ExitCode cmd_bench(const BenchOptions& o) {
   std::printf("device: %s, copy bandwidth %.1f GB/s\n", dev.name.c_str(), dev.copy_bandwidth_gbps);
   std::fflush(stdout);
 
-  CandidateVerdict v = ev.evaluate(o.candidate, {}, o.baseline);
+  CandidateVerdict v = ev.evaluate(o.candidate, {}, kb ? std::string() : o.baseline);
+  if (!v.degenerate.empty())
+    std::printf("warning: the problem is degenerate (%s): a wrong candidate can pass its correctness "
+                "gate; it never counts as improved\n",
+                v.degenerate.c_str());
   for (const auto& g : v.gates) print_gate(g);
   if (v.timing) print_timing(*v.timing);
 
@@ -131,8 +168,9 @@ ExitCode cmd_bench(const BenchOptions& o) {
   for (const auto& g : v.gates)
     if (v.failed_gate && g.gate == *v.failed_gate) reason = g.reason;
   std::printf("\nverdict: FAIL at the %s gate: %s\n", gate_word(*v.failed_gate).c_str(), reason.c_str());
-  std::printf("reproduce: kgate bench --problem %s --candidate %s --seed %llu\n", o.problem.c_str(),
-              o.candidate.c_str(), static_cast<unsigned long long>(opt.seed));
+  std::printf("reproduce: kgate bench --problem %s --candidate %s%s --seed %llu\n", o.problem.c_str(),
+              o.candidate.c_str(), kb ? (backend == "host" ? " --device cpu" : " --device cuda") : "",
+              static_cast<unsigned long long>(opt.seed));
   return ExitCode::kGateFailure;
 }
 

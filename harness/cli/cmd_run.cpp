@@ -41,6 +41,21 @@ class GatesEvaluator : public search::CandidateEvaluator {
     return eval_.remeasure(candidate, defines, baseline);
   }
   std::string device_name() const override { return eval_.device().name; }
+  std::map<std::string, gates::Timing> reference_timings(const std::string& candidate,
+                                                         const search::Point& defines) override {
+    std::map<std::string, gates::Timing> out;
+    if (!eval_.kernelbench()) return out;
+    for (const char* mode : {"eager", "compile"}) {
+      try {
+        out[mode] = eval_.remeasure_reference(candidate, defines, mode);
+      } catch (const Error& e) {
+        // torch.compile can fail on a machine (no compiler, unsupported op): the report
+        // then has no vs-compile number rather than no result.
+        log::warn(std::string("vs ") + mode + ": " + e.what());
+      }
+    }
+    return out;
+  }
 
  private:
   gates::Evaluator eval_;

@@ -37,6 +37,7 @@ struct BenchOptions {
   std::string candidate;    // .cpp / .cu
   std::string baseline;     // "" = the problem's baseline
   std::string backend;      // "" = from the candidate's extension
+  std::string device;       // KernelBench: "cpu" | "cuda" | "" = cuda when a GPU is present
   std::string json_out;
   std::optional<uint64_t> seed;
   std::string gpu;

@@ -53,12 +53,18 @@ int main(int argc, char** argv) {
 
   BenchOptions bench;
   auto* c_bench = app.add_subcommand("bench", "Run one candidate through the four gates");
-  c_bench->add_option("--problem", bench.problem, "Problem YAML")->required();
-  c_bench->add_option("--candidate", bench.candidate, "Candidate source (.cpp host, .cu cuda)")
+  c_bench->add_option("--problem", bench.problem, "Problem: native YAML or KernelBench .py")->required();
+  c_bench->add_option("--candidate", bench.candidate,
+                      "Candidate source (.cpp host, .cu cuda, .py KernelBench ModelNew)")
       ->required();
-  c_bench->add_option("--baseline", bench.baseline, "Baseline source (default: the problem's)");
+  c_bench->add_option("--baseline", bench.baseline,
+                      "Baseline source (default: the problem's); KernelBench: eager, compile or "
+                      "compile-max-autotune (default eager)");
   c_bench->add_option("--backend", bench.backend, "host or cuda (default: from the extension)")
       ->check(CLI::IsMember({"host", "cuda"}));
+  c_bench->add_option("--device", bench.device,
+                      "KernelBench: cpu or cuda (default: cuda when this machine has an NVIDIA GPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   c_bench->add_option("--json", bench.json_out, "Write the versioned verdict JSON here");
   c_bench->add_option("--seed", bench.seed, "Correctness seed (default: random, printed)");
   c_bench->add_option("--gpu", bench.gpu, "GPU target id (default: detect)");

@@ -478,7 +478,16 @@ Plan plan_suite(const Catalog& cat, const Suite& suite) {
         else
           item.skip_reason = "no " + item.backend + " starter";
       } else {
-        item.skip_reason = "KernelBench problems are listed but not runnable yet";
+        const LevelConfig* lv = cat.level(p.level);
+        item.native = kernelbench_problem(p.id, p.source, lv->baseline);
+        std::error_code ec;
+        fs::path start = lv->solutions.empty() ? fs::path() : fs::path(lv->solutions) / (p.name + ".py");
+        if (!start.empty() && fs::is_regular_file(start, ec))
+          item.starter = start.string();
+        else
+          item.skip_reason = lv->solutions.empty()
+                                 ? "no starting candidate: the level has no 'solutions' directory"
+                                 : "no starting candidate " + start.string();
       }
       plan.items.push_back(std::move(item));
     }

@@ -250,7 +250,7 @@ GpuTarget parse_gpu(const YAML::Node& root, const std::string& path, Diagnostics
 // ---- levels ------------------------------------------------------------------------
 
 const std::vector<std::string> kLevelKeys = {"version", "id",       "title", "kind",    "root",
-                                             "select",  "problems", "glob",  "baseline"};
+                                             "select",  "problems", "glob",  "baseline", "solutions"};
 
 LevelConfig parse_level(const YAML::Node& root, const std::string& path, Diagnostics& diags,
                         LevelRefs* refs) {
@@ -300,6 +300,16 @@ LevelConfig parse_level(const YAML::Node& root, const std::string& path, Diagnos
     read_choice(m, "baseline", &l.baseline, {"reference", "starter"});
   else if (l.kind == "kernelbench")
     read_choice(m, "baseline", &l.baseline, {"eager", "compile", "compile-max-autotune"});
+  if (m.read("solutions", &l.solutions)) {
+    if (l.kind != "kernelbench") {
+      m.error("solutions", "'solutions' is only used by kernelbench levels (starting candidates)");
+    } else {
+      l.solutions = resolve_near(path, l.solutions);
+      std::error_code ec;
+      if (!fs::is_directory(l.solutions, ec))
+        m.error("solutions", "solutions directory '" + l.solutions + "' is not a directory");
+    }
+  }
   return l;
 }
 

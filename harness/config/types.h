@@ -44,6 +44,7 @@ struct LevelConfig {
   std::vector<std::string> problems;    // select == list
   std::string glob;                     // select == glob
   std::string baseline = "reference";   // native: reference | starter; kernelbench: eager | compile | compile-max-autotune
+  std::string solutions;  // kernelbench: directory of starting candidates (<name>.py, a ModelNew)
   SourceLoc loc;
 };
 
@@ -62,7 +63,19 @@ struct NativeProblem {
   std::map<std::string, std::string> baselines; // backend -> baseline file; missing = reference
   std::string reference_source;          // user float64 reference (absolute), "" = built-in
   SourceLoc loc;
+  // A KernelBench problem (a PyTorch `Model` in a .py file, run by the Python worker) has
+  // kind "kernelbench", the file in `path` and no op; its baseline is a mode of the
+  // reference model: eager | compile | compile-max-autotune.
+  std::string kind = "native";
+  std::string path;
+  std::string kernelbench_baseline = "eager";
+  double atol = 1e-2;  // kernelbench: correctness tolerance (KernelBench's float32 default)
+  double rtol = 1e-2;
 };
+
+// A KernelBench problem from its file: id "<level>/<name>" (or the file stem).
+NativeProblem kernelbench_problem(const std::string& id, const std::string& py_path,
+                                  const std::string& baseline_mode);
 
 struct GateThresholds {
   int seeds = 3;

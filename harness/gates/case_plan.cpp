@@ -137,4 +137,25 @@ std::vector<CorrectnessCase> plan_correctness(const config::NativeProblem& p, co
   return out;
 }
 
+std::vector<CorrectnessCase> plan_kernelbench_correctness(uint64_t root_seed, int n_seeds,
+                                                          DType dtype, double atol, double rtol) {
+  std::vector<CorrectnessCase> out;
+  for (uint64_t s : derive_seeds(root_seed, std::max(1, n_seeds))) {
+    // "problem": the problem's own get_inputs() distribution; "signed": the same with random
+    // sign flips (torch.rand inputs are never negative, which lets `return x` pass ReLU).
+    for (const char* dist : {"problem", "signed"}) {
+      CorrectnessCase c;
+      c.check.case_id = "seed=" + std::to_string(s) + "/" + std::string(to_string(dtype)) + "/" + dist;
+      c.check.seed = s;
+      c.check.dtype = std::string(to_string(dtype));
+      c.check.dist = dist;
+      c.check.repeats = 2;
+      c.check.atol = atol;
+      c.check.rtol = rtol;
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
 }  // namespace kgate::gates

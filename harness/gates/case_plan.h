@@ -46,6 +46,12 @@ std::vector<CorrectnessCase> plan_correctness(const config::NativeProblem& p, co
                                               const std::string& backend, uint64_t root_seed,
                                               int n_seeds);
 
+// Cases of a KernelBench problem (inputs come from its own get_inputs()): every seed x
+// {problem, signed} in `dtype`, with the problem's tolerance. Case ids read
+// "seed=123456/f32/problem".
+std::vector<CorrectnessCase> plan_kernelbench_correctness(uint64_t root_seed, int n_seeds,
+                                                          DType dtype, double atol, double rtol);
+
 // Total elements of every input and output tensor of the op at these dims.
 int64_t total_elements(const ops::Op& op, const ops::Dims& dims);
 

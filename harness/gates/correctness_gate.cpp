@@ -54,7 +54,8 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
   const bool multi = r.outputs.size() > 1;
   auto out_name = [&](const protocol::OutputError& o) { return multi ? " of output " + o.name : std::string(); };
 
-  if (r.return_code != 0) return fail("kgate_run returned " + std::to_string(r.return_code));
+  if (r.return_code != 0)
+    return fail(r.error.empty() ? "kgate_run returned " + std::to_string(r.return_code) : "raised " + r.error);
   if (r.outputs.empty()) return fail("the worker reported no outputs for this case");
   for (const auto& o : r.outputs)
     if (!o.shape_ok) return fail("output " + o.name + " has the wrong shape");

@@ -71,8 +71,13 @@ struct Evaluator::Impl {
   std::string baseline_id;  // path + content hash of the baseline compiled in the worker
   std::map<std::string, protocol::CaseResult> baseline_cache;  // case_id -> baseline numbers
   std::map<std::string, std::map<std::string, std::string>> workspace_before;  // per excluded file
+  std::string degenerate;  // kernelbench: the worker's degenerate-problem finding
+
+  // KernelBench problems run in the Python worker, native ones in kgate-native.
+  bool kernelbench() const { return problem.kind == "kernelbench"; }
 
   worker::WorkerSpec spec() const {
+    if (kernelbench()) return worker::python_worker_spec();
     worker::WorkerSpec s;
     s.argv = {worker::locate_native_bin(opt.native_bin)};
     return s;
@@ -81,7 +86,7 @@ struct Evaluator::Impl {
   // hello + load_problem on `w`; infrastructure failures throw.
   protocol::DeviceInfo setup(worker::Worker& w) {
     protocol::HelloParams hp;
-    hp.backend = opt.backend;
+    hp.backend = kernelbench() && opt.backend == "host" ? "cpu" : opt.backend;
     hp.cache_dir = opt.cache_dir;
     worker::Reply r = w.call("hello", Json(hp), opt.request_timeout_s);
     if (!r.good()) {
@@ -93,9 +98,12 @@ struct Evaluator::Impl {
     protocol::HelloResult hello = r.result.get<protocol::HelloResult>();
     protocol::ProblemSpec ps;
     ps.id = problem.id;
-    ps.kind = "native";
+    ps.kind = problem.kind;
     ps.op = problem.op;
     ps.reference_source = problem.reference_source;
+    ps.path = problem.path;
+    // On the host a KernelBench problem runs at its `# kgate:small` sizes.
+    if (kernelbench() && opt.backend == "host") ps.variant = "small";
     r = w.call("load_problem", Json{{"problem", Json(ps)}}, opt.request_timeout_s);
     if (!r.good()) {
       if (r.error && r.error->kind == protocol::ErrorKind::kBadRequest)
@@ -103,10 +111,14 @@ struct Evaluator::Impl {
       throw InfraError("worker could not load problem " + problem.id + ": " + r.describe() +
                        (r.stderr_tail.empty() ? "" : "\nworker stderr:\n" + r.stderr_tail));
     }
+    if (kernelbench()) degenerate = r.result.value("degenerate", std::string());
     return hello.device;
   }
 
   std::string resolve_baseline(const std::string& given) const {
+    // KernelBench: the reference model itself (eager or torch.compile'd), unless a ModelNew
+    // file (the search's current best) is given.
+    if (kernelbench()) return given.empty() ? problem.path : absolute(given);
     if (!given.empty()) return absolute(given);
     if (auto it = problem.baselines.find(opt.backend); it != problem.baselines.end()) return it->second;
     if (auto it = problem.starters.find(opt.backend); it != problem.starters.end()) return it->second;
@@ -114,13 +126,21 @@ struct Evaluator::Impl {
                      opt.backend + " (pass --baseline)");
   }
 
-  void compile_baseline(worker::Worker& w, const std::string& path) {
+  // `mode` (KernelBench only): eager | compile | compile-max-autotune for the reference
+  // model; "" = the problem's default, or `candidate` when `path` is not the problem file.
+  void compile_baseline(worker::Worker& w, const std::string& path, std::string mode = "") {
     std::string id = path + "#" + hash_file(path);
     if (&w == worker.get() && id == baseline_id) return;
     if (hash_file(path).empty()) throw UsageError(path + ": error: cannot read the baseline");
     protocol::CompileParams cp;
     cp.slot = "baseline";
     cp.source_path = path;
+    if (kernelbench()) {
+      if (mode.empty()) mode = path == problem.path ? problem.kernelbench_baseline : "candidate";
+      cp.defines["KGATE_BASELINE"] = mode;
+      id += "#" + mode;
+      if (&w == worker.get() && id == baseline_id) return;
+    }
     worker::Reply r = w.call("compile", Json(cp), compile_timeout());
     if (!r.good()) throw InfraError("compiling the baseline " + path + ": " + r.describe() +
                                     (r.stderr_tail.empty() ? "" : "\nworker stderr:\n" + r.stderr_tail));
@@ -179,7 +199,8 @@ struct Evaluator::Impl {
     ss << in.rdbuf();
     const std::string source = ss.str();
 
-    auto findings = lint_candidate(source);
+    // Python candidates are linted by the Python worker (it knows the problem's reference op).
+    auto findings = kernelbench() ? std::vector<LintFinding>{} : lint_candidate(source);
     for (const auto& f : findings) g.rows.push_back({"lint " + f.rule, false, f.str(), 0, 0});
     if (!findings.empty()) {
       g.status = GateStatus::kFail;
@@ -214,8 +235,18 @@ struct Evaluator::Impl {
       return g;
     }
     auto res = r.result.get<protocol::CompileResult>();
+    if (!res.findings.empty()) {
+      for (const auto& f : res.findings)
+        g.rows.push_back({"lint " + f.rule, false, std::to_string(f.line) + ": " + f.message, 0, 0});
+      const auto& f = res.findings.front();
+      g.status = GateStatus::kFail;
+      g.failed_case = "lint " + f.rule;
+      g.reason = "static: " + cand + ":" + std::to_string(f.line) + ": [" + f.rule + "] " + f.message +
+                 (res.findings.size() > 1 ? " (+" + std::to_string(res.findings.size() - 1) + " more)" : "");
+      return g;
+    }
     if (!res.compiled) {
-      fail("compile", "compile error:\n" + first_errors(res.log));
+      fail("compile", (kernelbench() ? "import error:\n" : "compile error:\n") + first_errors(res.log));
       return g;
     }
     g.rows.push_back({"compile", true, res.cache_hit ? "cached" : "compiled in " + fmt_num(res.compile_ms) + " ms",
@@ -292,6 +323,13 @@ struct Evaluator::Impl {
     return (opt.backend == "host" && !problem.host_bench.empty()) ? problem.host_bench : problem.bench;
   }
 
+  std::vector<CorrectnessCase> plan() const {
+    const int n = std::max(1, opt.thresholds.seeds);
+    if (kernelbench())
+      return plan_kernelbench_correctness(opt.seed, n, problem.bench_dtype, problem.atol, problem.rtol);
+    return plan_correctness(problem, *op, opt.backend, opt.seed, n);
+  }
+
   protocol::TimeParams time_params() const {
     protocol::TimeParams tp;
     tp.slots = {"candidate", "baseline"};
@@ -308,6 +346,9 @@ struct Evaluator::Impl {
   }
 
   std::string timed_case_id() const {
+    if (kernelbench())
+      return std::string(opt.backend == "host" ? "small" : "get_inputs") + "/" +
+             std::string(to_string(problem.bench_dtype));
     return dims_str(*op, timed_dims()) + "/" + std::string(to_string(problem.bench_dtype));
   }
 
@@ -340,7 +381,7 @@ Evaluator::Evaluator(config::NativeProblem problem, EvalOptions options) : impl_
   impl_->problem = std::move(problem);
   impl_->opt = std::move(options);
   impl_->op = ops::find_op(impl_->problem.op);
-  if (!impl_->op) {
+  if (!impl_->op && impl_->problem.kind != "kernelbench") {
     throw UsageError(impl_->problem.loc.str() + ": error: problem " + impl_->problem.id + ": unknown op '" +
                      impl_->problem.op + "'");
   }
@@ -368,8 +409,8 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
   const std::string baseline = m.resolve_baseline(baseline_path);
   m.compile_baseline(*m.worker, baseline);
 
-  std::vector<CorrectnessCase> cases =
-      plan_correctness(m.problem, *m.op, m.opt.backend, m.opt.seed, std::max(1, m.opt.thresholds.seeds));
+  v.degenerate = m.degenerate;
+  std::vector<CorrectnessCase> cases = m.plan();
   std::vector<protocol::CaseResult> cand_results;
 
   auto run = [&](Gate gate, auto&& body) -> bool {
@@ -414,6 +455,32 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
   v.wall_s = since(t0);
   return v;
 }
+
+Timing Evaluator::remeasure_reference(const std::string& candidate_path,
+                                      const std::map<std::string, std::string>& defines,
+                                      const std::string& mode) {
+  Impl& m = *impl_;
+  if (!m.kernelbench()) throw UsageError("remeasure_reference: " + m.problem.id + " is not a KernelBench problem");
+  worker::Worker fresh(m.spec());
+  protocol::DeviceInfo dev = m.setup(fresh);
+  m.compile_baseline(fresh, m.problem.path, mode);
+  protocol::CompileParams cp;
+  cp.slot = "candidate";
+  cp.source_path = absolute(candidate_path);
+  cp.defines = defines;
+  worker::Reply r = fresh.call("compile", Json(cp), m.compile_timeout());
+  if (!r.good() || !r.result.value("compiled", false)) {
+    throw InfraError("remeasure vs " + mode + ": candidate " + candidate_path + " did not load in a fresh worker: " +
+                     (r.good() ? first_errors(r.result.value("log", std::string())) : r.describe()));
+  }
+  r = fresh.call("time", Json(m.time_params()), m.time_timeout());
+  if (!r.good()) throw InfraError("remeasure vs " + mode + ": timing failed: " + r.describe());
+  return judge_performance(r.result.get<protocol::TimeResult>(), m.timed_case_id(), m.opt.thresholds,
+                           m.bandwidth(dev), m.opt.measurement.min_samples)
+      .timing;
+}
+
+bool Evaluator::kernelbench() const { return impl_->kernelbench(); }
 
 Timing Evaluator::remeasure(const std::string& candidate_path,
                             const std::map<std::string, std::string>& defines,

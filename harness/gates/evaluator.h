@@ -45,6 +45,13 @@ class Evaluator {
                    const std::map<std::string, std::string>& defines,
                    const std::string& baseline_path);
 
+  // KernelBench: fresh worker, the candidate timed interleaved against the reference model
+  // in `mode` (eager | compile | compile-max-autotune): the vs-eager / vs-compile numbers.
+  Timing remeasure_reference(const std::string& candidate_path,
+                             const std::map<std::string, std::string>& defines,
+                             const std::string& mode);
+  bool kernelbench() const;
+
   const protocol::DeviceInfo& device() const;
 
  private:

@@ -102,9 +102,12 @@ struct CandidateVerdict {
   std::vector<GateResult> gates;
   std::optional<Timing> timing;
   double wall_s = 0;
+  // The problem's reference output cannot tell a wrong candidate from a right one
+  // (KernelBench: constant, seed-invariant or near-zero output): never counted as improved.
+  std::string degenerate;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CandidateVerdict, version, problem, candidate,
                                                 backend, seed, passed, failed_gate, gates, timing,
-                                                wall_s)
+                                                wall_s, degenerate)
 
 }  // namespace kgate::gates

@@ -68,8 +68,10 @@ struct ProblemSpec {
   std::string op;
   std::string reference_source;  // "" = the op's built-in float64 reference
   std::string path;              // kernelbench: the problem .py file
+  std::string variant;           // kernelbench: "" (as written) | "small" (its `# kgate:small` sizes)
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemSpec, id, kind, op, reference_source, path)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemSpec, id, kind, op, reference_source, path,
+                                                variant)
 
 struct TensorInfo {
   std::string name;
@@ -80,8 +82,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TensorInfo, name, dtype)
 struct LoadProblemResult {
   std::vector<TensorInfo> inputs;
   std::vector<TensorInfo> outputs;
+  // kernelbench: why the reference output cannot tell a wrong candidate from a right one
+  // ("constant output", "seed-invariant output", "near-zero output"); "" = fine.
+  std::string degenerate;
+  bool variant_applied = false;  // kernelbench: the requested size variant was found
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LoadProblemResult, inputs, outputs)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LoadProblemResult, inputs, outputs, degenerate,
+                                                variant_applied)
 
 // ---- compile --------------------------------------------------------------------------
 struct CompileParams {
@@ -91,13 +98,23 @@ struct CompileParams {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileParams, slot, source_path, defines)
 
+// A static-lint finding of the worker (Python candidates are linted by the Python worker).
+struct LintFinding {
+  int line = 0;
+  std::string rule;
+  std::string message;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LintFinding, line, rule, message)
+
 struct CompileResult {
   bool compiled = false;
   bool cache_hit = false;
   double compile_ms = 0;
   std::string log;
+  std::vector<LintFinding> findings;  // non-empty: not compiled because the lint failed
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileResult, compiled, cache_hit, compile_ms, log)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileResult, compiled, cache_hit, compile_ms, log,
+                                                findings)
 
 // ---- check ----------------------------------------------------------------------------
 struct CheckCase {
@@ -149,9 +166,10 @@ struct CaseResult {
   bool deterministic = true;
   double elapsed_ms = 0;
   std::vector<OutputError> outputs;
+  std::string error;  // what the candidate raised (Python worker), "" = nothing
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CaseResult, case_id, return_code, inputs_modified,
-                                                deterministic, elapsed_ms, outputs)
+                                                deterministic, elapsed_ms, outputs, error)
 
 struct CheckResult {
   std::vector<CaseResult> cases;

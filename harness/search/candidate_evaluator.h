@@ -2,6 +2,7 @@
 // The search's view of the gate cascade: what gates::Evaluator does, behind an interface
 // so the loop can be driven by a fake in tests. cmd_run adapts the real Evaluator.
 #include <memory>
+#include <map>
 #include <string>
 
 #include "gates/verdict.h"
@@ -19,6 +20,12 @@ class CandidateEvaluator {
   virtual gates::Timing remeasure(const std::string& candidate, const Point& defines,
                                   const std::string& baseline) = 0;
   virtual std::string device_name() const = 0;
+  // KernelBench problems: the candidate re-measured against the reference model, by mode
+  // ("eager", "compile"); empty for native problems.
+  virtual std::map<std::string, gates::Timing> reference_timings(const std::string& /*candidate*/,
+                                                                 const Point& /*defines*/) {
+    return {};
+  }
 };
 
 }  // namespace kgate::search

@@ -139,6 +139,7 @@ struct Problem {
   std::unique_ptr<Agent> agent;
   double budget_s = 0;
   bool infra_error = false;
+  std::string degenerate;  // KernelBench: why the problem cannot tell wrong from right
 
   const ExperimentRecord* baseline() const {
     return !records.empty() && records.front().verdict == ExperimentVerdict::kBaseline
@@ -422,6 +423,7 @@ struct SuiteRun::Impl {
         evaluator(p).evaluate((ws / p.candidate_rel).string(), {}, p.starter_copy);
     if (interrupted(opt.interrupted)) return;
     fill_from_verdict(r, v);
+    p.degenerate = v.degenerate;
     r.speedup_vs_starter = 1;
     // The starter timed against itself can only "fail" performance by noise; it is the
     // baseline by definition, so only static, correctness and oracle failures count.
@@ -587,6 +589,14 @@ struct SuiteRun::Impl {
 
   void search(Problem& p) {
     const ExperimentRecord& base = *p.baseline();
+    if (opt.suite.agent.kind == "tuner" && parse_tune_space(read_text(p.starter_copy), p.item->starter).empty() &&
+        p.item->problem.kind == "kernelbench") {
+      // A KernelBench solution without a `# kgate:tune` space: the starter is the result.
+      const std::string why = "the starter declares no tunables (# kgate:tune) for the tuner";
+      log::warn(p.item->problem_id + ": " + why);
+      stop_reasons[p.item->problem_id] = why;
+      return;
+    }
     p.agent = make_agent(opt.suite.agent, read_text(p.starter_copy), p.item->starter, p.seed);
     for (const auto& r : p.records) {
       std::optional<double> cost;
@@ -670,6 +680,20 @@ struct SuiteRun::Impl {
       if (res.outcome == report::Outcome::kMatched)
         res.reason = "the final re-measure did not confirm the speedup (lower bound " +
                      fmt(t.speedup_lo, "%.3f") + "x)";
+    }
+    if (!p.degenerate.empty() && res.outcome == report::Outcome::kImproved) {
+      res.outcome = report::Outcome::kMatched;
+      res.reason = "degenerate problem (" + p.degenerate + "): never counted as improved";
+    }
+    if (p.eval && base && base->passed && res.best_us > 0) {
+      // KernelBench: the final best against the reference model, interleaved; the ratio is
+      // kept by expressing the reference in the best's measured time.
+      for (const auto& [mode, t] : p.eval->reference_timings(p.best_copy, best.point)) {
+        if (t.candidate_us <= 0) continue;
+        double ref_us = res.best_us * t.speedup;
+        if (mode == "eager") res.eager_us = ref_us;
+        if (mode == "compile") res.compile_us = ref_us;
+      }
     }
     auto sr = stop_reasons.find(p.item->problem_id);
     if (sr != stop_reasons.end() && res.reason.empty()) res.reason = "moved on: " + sr->second;

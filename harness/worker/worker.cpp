@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "kgate/build_info.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -455,6 +456,67 @@ std::string locate_native_bin(const std::string& explicit_path) {
   std::string msg = "cannot find kgate-native (set KGATE_NATIVE_BIN";
   for (const auto& t : tried) msg += "; not at " + t;
   throw InfraError(msg + ")");
+}
+
+namespace {
+
+// The first executable `name` on $PATH, "" when none.
+std::string on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string all = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= all.size()) {
+    std::size_t end = all.find(':', start);
+    if (end == std::string::npos) end = all.size();
+    std::string dir = all.substr(start, end - start);
+    if (!dir.empty() && is_executable(dir + "/" + name)) return dir + "/" + name;
+    start = end + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string locate_python() {
+  if (const char* env = std::getenv("KGATE_PYTHON"); env && *env) {
+    if (is_executable(env)) return env;
+    std::string found = on_path(env);
+    if (!found.empty()) return found;
+    throw InfraError(std::string("KGATE_PYTHON=") + env + " is not an executable file");
+  }
+  // The virtual environment scripts/install-deps.sh creates, then the system python3.
+  std::string venv = (fs::path(build::kSourceDir) / ".venv" / "bin" / "python").string();
+  if (is_executable(venv)) return venv;
+  std::string sys = on_path("python3");
+  if (!sys.empty()) return sys;
+  throw InfraError("cannot find a Python for the KernelBench worker (set KGATE_PYTHON; not at " + venv +
+                   ", no python3 on PATH)");
+}
+
+std::string locate_python_package() {
+  std::vector<fs::path> tried;
+  if (const char* env = std::getenv("KGATE_PYTHONPATH"); env && *env) tried.emplace_back(env);
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) tried.push_back(self.parent_path().parent_path() / "share" / "kgate" / "python");
+  tried.push_back(fs::path(build::kSourceDir) / "harness" / "python");
+  std::string list;
+  for (const auto& d : tried) {
+    if (fs::is_regular_file(d / "kgate_worker" / "__main__.py", ec)) return d.string();
+    list += (list.empty() ? "" : ", ") + d.string();
+  }
+  throw InfraError("cannot find the kgate_worker Python package (set KGATE_PYTHONPATH; looked in " + list + ")");
+}
+
+WorkerSpec python_worker_spec() {
+  WorkerSpec s;
+  s.argv = {locate_python(), "-m", "kgate_worker"};
+  std::string pkg = locate_python_package();
+  const char* old = std::getenv("PYTHONPATH");
+  s.env["PYTHONPATH"] = old && *old ? pkg + ":" + old : pkg;
+  s.env["PYTHONUNBUFFERED"] = "1";
+  s.env["PYTHONDONTWRITEBYTECODE"] = "1";
+  return s;
 }
 
 }  // namespace kgate::worker

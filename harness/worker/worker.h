@@ -106,6 +106,14 @@ class Worker {
   std::vector<SetupEntry> setup_;
 };
 
+// The Python worker for KernelBench problems: `python -m kgate_worker` with the package on
+// PYTHONPATH. Python: $KGATE_PYTHON, else the source tree's .venv, else python3 on PATH.
+// Package: $KGATE_PYTHONPATH, else <prefix>/share/kgate/python, else the source tree's
+// harness/python. Throws InfraError when none is found.
+std::string locate_python();
+std::string locate_python_package();
+WorkerSpec python_worker_spec();
+
 // Where kgate-native lives: `explicit_path`, else $KGATE_NATIVE_BIN, else beside the
 // running executable (/proc/self/exe). Throws InfraError naming every place tried.
 std::string locate_native_bin(const std::string& explicit_path);

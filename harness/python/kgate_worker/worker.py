@@ -1,0 +1,758 @@
+"""The worker's state and its ops: hello, load_problem, compile, check, time, shutdown."""
+
+from __future__ import annotations
+
+import ast
+import collections
+import contextlib
+import os
+import platform
+import sys
+import time
+from typing import Any
+
+from . import RUNNER_NAME, __version__, lint, source
+from .protocol import WorkerError, bad_request, param
+
+MODEL_SEED = 42          # torch.manual_seed before constructing Model / ModelNew
+SIGN_SALT = 0x5167_4E5F_D15C_0001  # keeps the sign-flip stream apart from get_inputs()
+DEGENERATE_SEEDS = (1, 2)
+TRUTH_CACHE_ENTRIES = 16
+BASELINE_MODES = {"eager": None, "compile": "default",
+                  "compile-max-autotune": "max-autotune-no-cudagraphs"}
+DISTS = {"problem": "problem", "normal": "problem", "signed": "signed"}
+SLOTS = ("candidate", "baseline")
+
+torch: Any = None  # imported lazily (after hello has set the cache directories)
+
+
+def _torch():
+    global torch
+    if torch is None:
+        import torch as _t
+        torch = _t
+    return torch
+
+
+def _log(msg: str) -> None:
+    sys.stderr.write(f"[kgate_worker] {msg}\n")
+    sys.stderr.flush()
+
+
+def _as_outputs(out) -> list | None:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)) and out and all(isinstance(t, torch.Tensor) for t in out):
+        return list(out)
+    return None
+
+
+def _clone_args(args: list) -> list:
+    return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+
+
+def _short_repr(v: Any, limit: int = 200) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Problem:
+    def __init__(self, path: str, module, tree: ast.Module, variant_applied: bool):
+        self.path = path
+        self.module = module
+        self.tree = tree
+        self.variant_applied = variant_applied
+        self.ref_op = lint.reference_op(tree)
+        self.init_inputs: list = []
+        self.master: dict = {}
+        self.ref_model = None
+        self.truth_model = None
+        self.truth_cache: collections.OrderedDict = collections.OrderedDict()
+
+    def new_model(self, cls, device):
+        """cls(*init) constructed under MODEL_SEED, on `device`, in eval mode."""
+        torch.manual_seed(MODEL_SEED)
+        m = cls(*self.init_inputs)
+        return m.to(device).eval()
+
+
+class Slot:
+    """A compiled candidate or baseline: one model, switched between dtypes from a master
+    copy of its weights (so f16 then f32 does not round the f32 weights)."""
+
+    def __init__(self, kind: str, model, source_path: str, build_compiled=None):
+        self.kind = kind
+        self.model = model
+        self.source_path = source_path
+        self.dtype = None
+        self.master = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        self.build_compiled = build_compiled  # baseline torch.compile: dtype -> module
+        self.compiled: dict = {}
+
+    def model_for(self, dt):
+        if self.build_compiled is not None:
+            if dt not in self.compiled:
+                self.compiled[dt] = self.build_compiled(dt)
+            return self.compiled[dt]
+        if self.dtype != dt:
+            self.model.to(dt)
+            sd = self.model.state_dict()
+            with torch.no_grad():
+                for k, v in self.master.items():
+                    if k in sd and sd[k].is_floating_point() and v.is_floating_point():
+                        sd[k].copy_(v)
+            self.dtype = dt
+        return self.model
+
+
+class Worker:
+    def __init__(self) -> None:
+        self.backend = "host"
+        self.device = None
+        self.device_info: dict | None = None
+        self.problem: Problem | None = None
+        self.slots: dict[str, Slot] = {}
+        self.modules: list = []
+        self.fatal = ""  # non-empty: exit (status 3) after the current answer
+
+    def handlers(self) -> dict:
+        return {"hello": self.hello, "load_problem": self.load_problem,
+                "compile": self.compile, "check": self.check, "time": self.time,
+                "shutdown": self.shutdown}
+
+    # ---- helpers ---------------------------------------------------------------------
+    def _ensure_device(self):
+        _torch()
+        if self.device is None:
+            self.device = torch.device("cpu")
+        return self.device
+
+    @property
+    def cuda(self) -> bool:
+        return self.device is not None and self.device.type == "cuda"
+
+    def sync(self) -> None:
+        if self.cuda:
+            torch.cuda.synchronize(self.device)
+
+    def _after_candidate_error(self) -> None:
+        """After a candidate raised: on CUDA, a failing synchronize means a sticky device
+        error (illegal address, ...) that would poison every later request; the worker
+        answers the current request and then exits so a fresh one is started."""
+        if not self.cuda:
+            return
+        try:
+            torch.cuda.synchronize(self.device)
+        except Exception as e:  # noqa: BLE001
+            self.fatal = f"CUDA context unusable after the candidate's error: {e}"
+            _log(self.fatal + "; exiting after this answer")
+
+    def _need_problem(self) -> Problem:
+        if self.problem is None:
+            raise WorkerError("no_problem", "no problem loaded (send load_problem first)")
+        return self.problem
+
+    def _need_slot(self, slot: str) -> Slot:
+        if slot not in self.slots:
+            raise WorkerError("no_candidate", f"slot '{slot}' holds nothing compiled "
+                                              "(send a successful compile first)")
+        return self.slots[slot]
+
+    @staticmethod
+    def _dtype(name: str, where: str):
+        from .stats import DTYPES
+        if name not in DTYPES:
+            raise bad_request(f"{where}: unknown dtype '{name}' (expected one of "
+                              f"{', '.join(DTYPES)})")
+        return DTYPES[name]
+
+    def draw_inputs(self, seed: int, dist: str, dt=None) -> list:
+        """get_inputs() under torch.manual_seed(seed), on the device; dist 'signed' flips
+        the sign of each floating element at random; floating inputs cast to dt."""
+        p = self._need_problem()
+        torch.manual_seed(seed)
+        raw = p.module.get_inputs()
+        if isinstance(raw, torch.Tensor) or not isinstance(raw, (list, tuple)):
+            raw = [raw]
+        gen = None
+        out = []
+        for x in raw:
+            if isinstance(x, torch.Tensor):
+                x = x.to(self.device)
+                if dist == "signed" and x.is_floating_point():
+                    if gen is None:
+                        gen = torch.Generator(device=self.device)
+                        gen.manual_seed((seed ^ SIGN_SALT) & 0xFFFF_FFFF_FFFF_FFFF)
+                    flip = torch.randint(0, 2, x.shape, generator=gen, device=self.device,
+                                         dtype=torch.uint8).bool()
+                    x = torch.where(flip, -x, x)
+                if dt is not None and x.is_floating_point():
+                    x = x.to(dt)
+            out.append(x)
+        return out
+
+    def truth(self, seed: int, dist: str, dt, inputs: list) -> list:
+        """float64 reference outputs for these inputs (cached; slot-independent)."""
+        p = self._need_problem()
+        key = (seed, dist, str(dt))
+        if key in p.truth_cache:
+            p.truth_cache.move_to_end(key)
+            return p.truth_cache[key]
+        if p.truth_model is None:
+            m = p.new_model(p.module.Model, self.device)
+            m.load_state_dict(p.master)
+            p.truth_model = m.to(torch.float64)
+        args = [x.to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point()
+                else x for x in inputs]
+        outs = _as_outputs(p.truth_model(*args))
+        if outs is None:
+            raise WorkerError("internal", "the reference Model returned no tensor(s) in "
+                                          "float64")
+        outs = [t.detach() for t in outs]
+        self.sync()
+        p.truth_cache[key] = outs
+        while len(p.truth_cache) > TRUTH_CACHE_ENTRIES:
+            p.truth_cache.popitem(last=False)
+        return outs
+
+    def poison(self, nbytes: int) -> None:
+        """Leaves freed allocator memory holding all-ones bits (NaN for every float dtype)
+        so an output the candidate never writes shows up as 'unwritten'."""
+        if self.cuda:
+            big = max(2 * nbytes, 64 << 20)
+            t = torch.empty(big, dtype=torch.uint8, device=self.device).fill_(255)
+            small = [torch.empty(512 << 10, dtype=torch.uint8, device=self.device).fill_(255)
+                     for _ in range(4)]
+            del t, small
+        elif 0 < nbytes <= (64 << 20):
+            t = torch.empty(nbytes, dtype=torch.uint8).fill_(255)
+            del t
+
+    # ---- hello ---------------------------------------------------------------------
+    def hello(self, params: dict) -> dict:
+        backend = param(params, "backend", "str", "host")
+        if backend not in ("host", "cpu", "cuda"):
+            raise bad_request(f"unknown backend '{backend}' (expected cpu, host or cuda)")
+        index = param(params, "device_index", "uint", 0)
+        cache_dir = param(params, "cache_dir", "str", "")
+        if cache_dir:
+            cache_dir = os.path.abspath(cache_dir)
+            for sub, var in (("inductor", "TORCHINDUCTOR_CACHE_DIR"),
+                             ("triton", "TRITON_CACHE_DIR")):
+                os.makedirs(os.path.join(cache_dir, sub), exist_ok=True)
+                os.environ[var] = os.path.join(cache_dir, sub)
+        _torch()
+        if backend == "cuda":
+            if not torch.cuda.is_available():
+                raise WorkerError("unsupported", "backend 'cuda' requested but "
+                                                 "torch.cuda.is_available() is false")
+            if index >= torch.cuda.device_count():
+                raise WorkerError("unsupported", f"no CUDA device {index} (this process "
+                                  f"sees {torch.cuda.device_count()})")
+            torch.cuda.set_device(index)
+            device = torch.device("cuda", index)
+            from .device import cuda_info
+            info = cuda_info(torch, index)
+        else:
+            device = torch.device("cpu")
+            from .device import cpu_info
+            info = cpu_info()
+        if self.device is not None and device != self.device:
+            self._reset()
+        self.device, self.backend = device, backend
+        from .device import copy_bandwidth_gbps
+        info["copy_bandwidth_gbps"] = copy_bandwidth_gbps(torch, device)
+        self.device_info = info
+        return {"runner": RUNNER_NAME, "version": __version__, "protocol": 1,
+                "backend": backend, "device": info,
+                "torch": torch.__version__.split("+")[0], "triton": _triton_version(),
+                "python": platform.python_version()}
+
+    def _reset(self) -> None:
+        self.slots.clear()
+        if self.problem is not None:
+            source.forget_module(self.problem.module)
+        for m in self.modules:
+            source.forget_module(m)
+        self.modules.clear()
+        self.problem = None
+
+    # ---- load_problem ---------------------------------------------------------------
+    def load_problem(self, params: dict) -> dict:
+        spec = param(params, "problem", "dict")
+        kind = param(spec, "kind", "str", "native", where="problem.")
+        if kind == "native":
+            op = spec.get("op")
+            suffix = f" (op '{op}')" if isinstance(op, str) and op else ""
+            raise WorkerError("unsupported", "kgate_worker runs kernelbench problems; "
+                                             f"native problems run in kgate-native{suffix}")
+        if kind != "kernelbench":
+            raise bad_request(f"unknown problem kind '{kind}' (expected kernelbench)")
+        path = param(spec, "path", "str", where="problem.")
+        variant = param(spec, "variant", "str", "", where="problem.")
+        if variant not in ("", "small"):
+            raise bad_request(f"unknown variant '{variant}' (expected \"\" or \"small\")")
+        if not path:
+            raise bad_request("missing parameter 'problem.path'")
+        path = os.path.abspath(path)
+        if not os.path.isfile(path):
+            raise bad_request(f"{path}: no such problem file")
+        self._ensure_device()
+        self._reset()
+
+        try:
+            text = source.read_source(path)
+            tree = source.parse_source(text, path)
+        except source.SourceError as e:
+            raise bad_request(str(e)) from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise bad_request(f"{path}: {e}") from None
+        applied = False
+        if variant == "small":
+            try:
+                values, line = source.parse_small_line(text)
+                if values:
+                    matched = source.rewrite_assignments(tree, values)
+                    missing = sorted(set(values) - matched)
+                    if missing:
+                        raise source.SourceError(
+                            f"{line}: '# kgate:small' names {', '.join(missing)} but the "
+                            "file has no top-level assignment to it")
+                    applied = True
+            except source.SourceError as e:
+                raise bad_request(f"{path}:{e}") from None
+        try:
+            module = source.exec_module(tree, path, "problem")
+        except (Exception, SystemExit) as e:
+            raise bad_request(source.located_exception(e, path)) from None
+        p = Problem(path, module, tree, applied)
+        self.problem = p
+        try:
+            return self._prepare_problem(p)
+        except BaseException:
+            self._reset()
+            raise
+
+    def _prepare_problem(self, p: Problem) -> dict:
+        mod, path = p.module, p.path
+        if not isinstance(getattr(mod, "Model", None), type):
+            raise bad_request(f"{path}: no class Model")
+        for fn in ("get_inputs", "get_init_inputs"):
+            if not callable(getattr(mod, fn, None)):
+                raise bad_request(f"{path}: no {fn}()")
+        with torch.no_grad():
+            try:
+                init = mod.get_init_inputs()
+                p.init_inputs = list(init) if isinstance(init, (list, tuple)) else [init]
+                p.ref_model = p.new_model(mod.Model, self.device)
+                p.master = {k: v.detach().clone() for k, v in p.ref_model.state_dict().items()}
+                runs = []
+                for seed, dist in ((DEGENERATE_SEEDS[0], "problem"),
+                                   (DEGENERATE_SEEDS[1], "problem"),
+                                   (DEGENERATE_SEEDS[0], "signed")):
+                    inputs = self.draw_inputs(seed, dist)
+                    out = p.ref_model(*_clone_args(inputs))
+                    self.sync()
+                    runs.append((inputs, out))
+            except WorkerError:
+                raise
+            except (Exception, SystemExit) as e:
+                raise bad_request(source.located_exception(e, path)) from None
+        from .stats import dtype_name
+        first_inputs, first_out = runs[0]
+        outs = _as_outputs(first_out)
+        if outs is None:
+            raise bad_request(f"{path}: Model.forward must return a tensor or a tuple/list of "
+                              f"tensors, got {type(first_out).__name__}")
+        inputs = []
+        for i, x in enumerate(first_inputs):
+            inputs.append({"name": f"input{i}", "dtype": dtype_name(x.dtype)
+                           if isinstance(x, torch.Tensor) else type(x).__name__})
+        outputs = [{"name": f"output{i}", "dtype": dtype_name(t.dtype)}
+                   for i, t in enumerate(outs)]
+        return {"inputs": inputs, "outputs": outputs, "variant_applied": p.variant_applied,
+                "degenerate": degenerate_reason([(i, _as_outputs(o)) for i, o in runs]),
+                "init_inputs": _short_repr(p.init_inputs),
+                "reference_op": p.ref_op or ""}
+
+    # ---- compile --------------------------------------------------------------------
+    def compile(self, params: dict) -> dict:
+        slot = param(params, "slot", "str", "candidate")
+        if slot not in SLOTS:
+            raise bad_request(f"unknown slot '{slot}' (expected candidate or baseline)")
+        path = param(params, "source_path", "str", "")
+        if not path:
+            raise bad_request("missing parameter 'source_path'")
+        defines = param(params, "defines", "dict", {})
+        for k, v in defines.items():
+            if not source.is_identifier(k):
+                raise bad_request(f"define name '{k}' is not a Python identifier")
+            if not isinstance(v, str):
+                raise bad_request(f"define '{k}' must be a string value")
+        p = self._need_problem()
+        self.slots.pop(slot, None)  # a failed compile leaves the slot empty
+        path = os.path.abspath(path)
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            if slot == "baseline":
+                res = self._compile_baseline(p, path, defines)
+            else:
+                res = self._compile_candidate(p, path, defines)
+        res.setdefault("findings", [])
+        res.setdefault("cache_hit", False)
+        res["compile_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
+        return res
+
+    def _compile_baseline(self, p: Problem, path: str, defines: dict) -> dict:
+        mode_name = defines.get("KGATE_BASELINE", "eager")
+        if mode_name == "candidate":
+            # The search's current best (a ModelNew file) as the baseline: keep/revert
+            # decisions compare a candidate against it, not against the reference model.
+            rest = {k: v for k, v in defines.items() if k != "KGATE_BASELINE"}
+            res = self._compile_candidate(p, path, rest, slot="baseline")
+            res["baseline"] = "candidate"
+            return res
+        if mode_name not in BASELINE_MODES:
+            raise bad_request(f"unknown KGATE_BASELINE '{mode_name}' (expected "
+                              f"{', '.join(BASELINE_MODES)} or candidate)")
+        if not os.path.isfile(path):
+            return {"compiled": False, "log": f"{path}: no such file"}
+        mode = BASELINE_MODES[mode_name]
+        try:
+            eager = p.new_model(p.module.Model, self.device)
+            eager.load_state_dict(p.master)
+        except (Exception, SystemExit) as e:
+            return {"compiled": False, "log": source.located_exception(e, p.path)}
+        if mode is None:
+            self.slots["baseline"] = Slot("baseline", eager, p.path)
+            return {"compiled": True, "log": "", "baseline": mode_name}
+
+        def build(dt):
+            m = p.new_model(p.module.Model, self.device)
+            m.load_state_dict(p.master)
+            return torch.compile(m.to(dt), mode=mode)
+
+        slot = Slot("baseline", eager, p.path, build_compiled=build)
+        try:
+            import torch._dynamo
+            from torch._dynamo.utils import counters
+            torch._dynamo.reset()
+            hits = counters["inductor"]["fxgraph_cache_hit"]
+            model = slot.model_for(torch.float32)
+            model(*self.draw_inputs(MODEL_SEED, "problem", torch.float32))
+            self.sync()
+            cache_hit = counters["inductor"]["fxgraph_cache_hit"] > hits
+        except (Exception, SystemExit) as e:
+            log = (f"{p.path}: torch.compile(mode={mode!r}) failed: "
+                   f"{source.exception_message(e)}\n{source.format_traceback(e)}")
+            return {"compiled": False, "log": log, "baseline": mode_name}
+        self.slots["baseline"] = slot
+        return {"compiled": True, "log": "", "baseline": mode_name, "cache_hit": cache_hit}
+
+    def _compile_candidate(self, p: Problem, path: str, defines: dict,
+                           slot: str = "candidate") -> dict:
+        if not os.path.isfile(path):
+            return {"compiled": False, "log": f"{path}: no such file"}
+        try:
+            text = source.read_source(path)
+            tree = source.parse_source(text, path)
+        except source.SourceError as e:
+            return {"compiled": False, "log": str(e)}
+        except (OSError, UnicodeDecodeError) as e:
+            return {"compiled": False, "log": f"{path}: {e}"}
+        findings = lint.lint(tree, p.ref_op)
+        if findings:
+            return {"compiled": False, "findings": [f.as_dict() for f in findings],
+                    "log": "".join(f"{path}:{f.line}: [{f.rule}] {f.message}\n"
+                                   for f in findings)}
+        log_lines = []
+        values = {k: source.parse_value(v) for k, v in defines.items()}
+        matched = source.rewrite_assignments(tree, values) if values else set()
+        for name in sorted(set(values) - matched):
+            log_lines.append(f"{path}: warning: define {name} matches no top-level "
+                             "assignment")
+        try:
+            module = source.exec_module(tree, path, "candidate")
+        except (Exception, SystemExit) as e:
+            return {"compiled": False, "log": source.located_exception(e, path) + "\n" +
+                    source.format_traceback(e)}
+        self.modules.append(module)
+        cls = getattr(module, "ModelNew", None)
+        if not isinstance(cls, type):
+            return {"compiled": False, "log": f"{path}: no class ModelNew"}
+        try:
+            cand = p.new_model(cls, self.device)
+        except (Exception, SystemExit) as e:
+            return {"compiled": False, "log": source.located_exception(e, path) + "\n" +
+                    source.format_traceback(e)}
+        copied = False
+        sd = cand.state_dict()
+        if set(sd) == set(p.master) and all(
+                tuple(sd[k].shape) == tuple(v.shape) for k, v in p.master.items()):
+            try:
+                cand.load_state_dict(p.master)
+                copied = True
+            except (Exception, SystemExit) as e:
+                log_lines.append(f"{path}: warning: could not copy the reference weights: "
+                                 f"{source.exception_message(e)}")
+        self.slots[slot] = Slot(slot, cand, path)
+        return {"compiled": True, "log": "\n".join(log_lines), "weights_copied": copied,
+                "defines_applied": sorted(matched)}
+
+    # ---- check ----------------------------------------------------------------------
+    def check(self, params: dict) -> dict:
+        slot_name = param(params, "slot", "str", "candidate")
+        if slot_name not in SLOTS:
+            raise bad_request(f"unknown slot '{slot_name}' (expected candidate or baseline)")
+        raw_cases = param(params, "cases", "list")
+        cases = []
+        for i, c in enumerate(raw_cases):
+            w = f"cases[{i}]."
+            if not isinstance(c, dict):
+                raise bad_request(f"cases[{i}] must be an object")
+            dist = param(c, "dist", "str", "problem", where=w)
+            if dist not in DISTS:
+                raise bad_request(f"{w}dist: unknown distribution '{dist}' (expected "
+                                  "problem or signed)")
+            repeats = param(c, "repeats", "int", 3, where=w)
+            if repeats < 1:
+                raise bad_request(f"{w}repeats must be >= 1")
+            param(c, "dims", "dict", {}, where=w)
+            cases.append({"case_id": param(c, "case_id", "str", "", where=w),
+                          "seed": param(c, "seed", "uint", 0, where=w),
+                          "dtype_name": param(c, "dtype", "str", "f32", where=w),
+                          "dist": DISTS[dist], "repeats": repeats,
+                          "atol": param(c, "atol", "num", 0.0, where=w),
+                          "rtol": param(c, "rtol", "num", 0.0, where=w)})
+        self._need_problem()
+        slot = self._need_slot(slot_name)
+        for i, c in enumerate(cases):
+            c["dtype"] = self._dtype(c["dtype_name"], f"cases[{i}].dtype")
+        with torch.no_grad():
+            return {"cases": [self._check_case(slot, c) for c in cases]}
+
+    def _check_case(self, slot: Slot, c: dict) -> dict:
+        from .stats import bitwise_equal, compare
+        dt = c["dtype"]
+        res = {"case_id": c["case_id"], "return_code": 0, "error": "",
+               "inputs_modified": False, "deterministic": True, "elapsed_ms": 0.0,
+               "outputs": []}
+        t0 = time.perf_counter()
+        try:
+            model = slot.model_for(dt)
+        except (Exception, SystemExit) as e:
+            res.update(return_code=1, error=source.describe_exception(e, slot.source_path))
+            return res
+        inputs = self.draw_inputs(c["seed"], c["dist"], dt)
+        truth = self.truth(c["seed"], c["dist"], dt, inputs)
+        out_bytes = sum(t.numel() for t in truth) * torch.empty((), dtype=dt).element_size()
+        runs = []
+        for _ in range(c["repeats"]):
+            args = _clone_args(inputs)
+            self.poison(out_bytes)
+            try:
+                out = model(*args)
+                self.sync()
+            except (Exception, SystemExit) as e:
+                res.update(return_code=1,
+                           error=source.describe_exception(e, slot.source_path))
+                self._after_candidate_error()
+                break
+            if any(isinstance(a, torch.Tensor) and not bitwise_equal(a, x)
+                   for a, x in zip(args, inputs)):
+                res["inputs_modified"] = True
+            outs = _as_outputs(out)
+            runs.append(outs if outs is not None else [out])
+        res["elapsed_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
+        if res["return_code"] != 0:
+            return res
+        first = runs[0]
+        for other in runs[1:]:
+            if len(other) != len(first) or not all(
+                    isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+                    and bitwise_equal(a, b) for a, b in zip(first, other)):
+                res["deterministic"] = False
+        n = max(len(first), len(truth))
+        for i in range(n):
+            got = first[i] if i < len(first) else None
+            if i < len(truth):
+                res["outputs"].append(compare(f"output{i}", got, truth[i], c["atol"],
+                                              c["rtol"]))
+            else:  # an output the reference does not have
+                e = compare(f"output{i}", None, truth[0], 0, 0)
+                e["dtype"] = ""
+                res["outputs"].append(e)
+        return res
+
+    # ---- time -----------------------------------------------------------------------
+    def time(self, params: dict) -> dict:
+        slots = param(params, "slots", "list", ["candidate", "baseline"])
+        if not slots or any(s not in SLOTS for s in slots) or len(set(slots)) != len(slots):
+            raise bad_request("'slots' must list distinct slots among candidate, baseline")
+        param(params, "dims", "dict", {})
+        dt_name = param(params, "dtype", "str", "f32")
+        seed = param(params, "seed", "uint", 0)
+        warmup_s = param(params, "warmup_s", "num", 0.05)
+        min_time_s = param(params, "min_time_s", "num", 0.5)
+        max_time_s = param(params, "max_time_s", "num", 5.0)
+        min_samples = param(params, "min_samples", "int", 30)
+        max_samples = param(params, "max_samples", "int", 2000)
+        target_rse = param(params, "target_rse", "num", 0.005)
+        flush_l2 = param(params, "flush_l2", "bool", True)
+        input_sets = param(params, "input_sets", "int", 2)
+        param(params, "cuda_graph", "bool", True)
+        param(params, "pin_cpu", "int", -1)
+        if input_sets < 1 or max_samples < 1:
+            raise bad_request("input_sets and max_samples must be >= 1")
+        p = self._need_problem()
+        chosen = {s: self._need_slot(s) for s in slots}
+        dt = self._dtype(dt_name, "dtype")
+        with torch.no_grad():
+            return self._time(p, chosen, dt, seed, warmup_s, min_time_s, max_time_s,
+                              max(1, min_samples), max_samples, target_rse, flush_l2,
+                              input_sets)
+
+    def _time(self, p, chosen, dt, seed, warmup_s, min_time_s, max_time_s, min_samples,
+              max_samples, target_rse, flush_l2, input_sets) -> dict:
+        from .stats import rse_of_median
+        names = list(chosen)
+        res = {"samples_us": {s: [] for s in names},
+               "timer": "cuda_event" if self.cuda else "perf_counter", "batch": 1,
+               "dropped_throttled": 0, "clock_mhz": [], "side_stream_work": False,
+               "min_bytes": 0.0, "flops": 0.0, "elapsed_s": 0.0, "stop_reason": "",
+               "return_code": 0, "timer_note": ""}
+        samples = res["samples_us"]
+        t_start = time.perf_counter()
+        current = names[0]
+        try:
+            models = {}
+            for s in names:
+                current = s
+                models[s] = chosen[s].model_for(dt)
+            sets = [self.draw_inputs((seed + i) & 0xFFFF_FFFF_FFFF_FFFF, "problem", dt)
+                    for i in range(input_sets)]
+            flush = None
+            if self.cuda and flush_l2:
+                l2 = (self.device_info or {}).get("l2_bytes") or (32 << 20)
+                flush = torch.empty(2 * l2, dtype=torch.uint8, device=self.device)
+
+            def measure(model, args) -> float:
+                if self.cuda:
+                    if flush is not None:
+                        flush.fill_(0)
+                    start = torch.cuda.Event(enable_timing=True)
+                    end = torch.cuda.Event(enable_timing=True)
+                    start.record()
+                    model(*args)
+                    end.record()
+                    torch.cuda.synchronize(self.device)  # side-stream work too
+                    return start.elapsed_time(end) * 1e3
+                t0 = time.perf_counter_ns()
+                model(*args)
+                return (time.perf_counter_ns() - t0) / 1e3
+
+            # warm-up (also yields the output size for min_bytes)
+            k = 0
+            while True:
+                for s in names:
+                    current = s
+                    out = models[s](*sets[k % input_sets])
+                    self.sync()
+                    if k == 0 and s == names[0]:
+                        outs = _as_outputs(out) or []
+                        res["min_bytes"] = float(
+                            sum(x.numel() * x.element_size() for x in sets[0]
+                                if isinstance(x, torch.Tensor)) +
+                            sum(t.numel() * t.element_size() for t in outs))
+                k += 1
+                if time.perf_counter() - t_start >= warmup_s:
+                    break
+            t_sampling = time.perf_counter()
+            k = 0
+            while True:
+                args = sets[k % input_sets]
+                k += 1
+                for s in names:
+                    current = s
+                    samples[s].append(measure(models[s], args))
+                n = min(len(v) for v in samples.values())
+                now = time.perf_counter()
+                if (n >= min_samples and now - t_sampling >= min_time_s and
+                        all(rse_of_median(v) <= target_rse for v in samples.values())):
+                    res["stop_reason"] = "converged"
+                    break
+                if n >= max_samples:
+                    res["stop_reason"] = "max_samples"
+                    break
+                if now - t_start >= max_time_s:
+                    res["stop_reason"] = "max_time"
+                    break
+        except (Exception, SystemExit) as e:
+            res["return_code"] = 1
+            res["stop_reason"] = "error"
+            res["timer_note"] = f"{current}: " + source.describe_exception(
+                e, chosen[current].source_path)
+            self._after_candidate_error()
+        res["elapsed_s"] = round(time.perf_counter() - t_start, 6)
+        return res
+
+    # ---- shutdown -------------------------------------------------------------------
+    def shutdown(self, params: dict) -> dict:
+        return {}
+
+
+def degenerate_reason(runs: list) -> str:
+    """'' or why the reference output cannot tell a real kernel from one returning zeros.
+
+    runs: [(inputs, outputs)] for seed A, seed B, seed A signed (same problem dtype)."""
+    if any(o is None for _, o in runs):
+        return ""
+    multi = len(runs[0][1]) > 1
+    from .stats import bitwise_equal
+    for i in range(len(runs[0][1])):
+        prefix = f"output{i}: " if multi else ""
+        outs = [o[i].detach() for _, o in runs]
+        if not all(t.is_floating_point() or t.is_complex() for t in outs):
+            continue
+        if outs[0].numel() > 1 and all(bool((t == t.reshape(-1)[0]).all()) for t in outs):
+            return prefix + "constant output"
+        inputs_a, inputs_b = runs[0][0], runs[1][0]
+        inputs_differ = any(isinstance(a, torch.Tensor) and not bitwise_equal(a, b)
+                            for a, b in zip(inputs_a, inputs_b))
+        if inputs_differ and bitwise_equal(outs[0], outs[1]):
+            return prefix + "seed-invariant output"
+        max_in = 0.0
+        for ins, _ in runs:
+            for x in ins:
+                if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel():
+                    max_in = max(max_in, float(x.detach().abs().max()))
+        max_out = max(float(t.abs().max()) if t.numel() else 0.0 for t in outs)
+        if max_out < 1e-6 * max(1.0, max_in):
+            return prefix + "near-zero output"
+    return ""
+
+
+def _triton_version() -> str:
+    import importlib.metadata
+    import importlib.util
+    if importlib.util.find_spec("triton") is None:
+        return ""
+    try:
+        return importlib.metadata.version("triton")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def main() -> int:
+    from .protocol import serve, take_over_stdio
+    proto_in, proto_out = take_over_stdio()
+    worker = Worker()
+    try:
+        rc = serve(worker.handlers(), proto_in, proto_out, _log,
+                   fatal=lambda: worker.fatal)
+    except BrokenPipeError:
+        rc = 1
+    with contextlib.suppress(Exception):
+        proto_out.flush()
+    sys.stderr.flush()
+    return rc

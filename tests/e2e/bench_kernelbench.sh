@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# `kgate bench` on KernelBench problems through the real Python worker on the CPU: the four
+# gates, their failures named by gate and case, exit codes and the --json verdict.
+set -u
+KGATE="${KGATE_BIN:?KGATE_BIN not set}"
+SRC="${KGATE_SOURCE_DIR:?KGATE_SOURCE_DIR not set}"
+source "$SRC/tests/e2e/torch_lib.sh.inc"
+FX="$SRC/tests/fixtures/kernelbench"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+
+# run NAME EXPECTED_RC NEEDLE -- ARGS...
+run() {
+  local name="$1" want_rc="$2" needle="$3"
+  shift 4
+  "$KGATE" "$@" >"$TMP/$name.out" 2>&1
+  local rc=$?
+  if [ "$rc" != "$want_rc" ]; then
+    echo "FAIL $name: exit $rc, want $want_rc"; sed 's/^/    /' "$TMP/$name.out" | tail -30; fails=$((fails + 1)); return
+  fi
+  if ! grep -qF -- "$needle" "$TMP/$name.out"; then
+    echo "FAIL $name: output lacks '$needle'"; sed 's/^/    /' "$TMP/$name.out" | tail -30; fails=$((fails + 1)); return
+  fi
+  echo "ok   $name (exit $rc)"
+}
+# gates_pass JSON GATE...: the verdict's listed gates passed.
+gates_pass() {
+  local json="$1"; shift
+  "$PY" - "$json" "$@" <<'PYEOF' || { echo "FAIL $json: gates $* did not all pass"; fails=$((fails + 1)); }
+import json, sys
+v = json.load(open(sys.argv[1]))
+st = {g["gate"]: g["status"] for g in v["gates"]}
+assert v["version"] == 1 and len(v["gates"]) == 4, v
+for g in sys.argv[2:]:
+    assert st[g] == "pass", (g, st)
+assert st["performance"] in ("pass", "fail"), st
+if st["performance"] == "pass" or v["timing"]:
+    assert v["timing"]["candidate_us"] > 0 and v["timing"]["baseline_us"] > 0
+PYEOF
+}
+
+B=(bench --device cpu --min-time 0.1 --max-time 0.4 --timeout 120 --seed 11)
+P="$FX/relu.py"
+
+# A correct candidate in another formulation passes the first three gates; speed on a
+# 2-core CI box is whatever it is, but the performance gate must run and report numbers.
+"$KGATE" "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_clamp.py" --json "$TMP/ok.json" >"$TMP/ok.out" 2>&1
+rc=$?
+if [ "$rc" != 0 ] && [ "$rc" != 1 ]; then echo "FAIL ok: exit $rc"; cat "$TMP/ok.out"; fails=$((fails + 1)); fi
+gates_pass "$TMP/ok.json" static correctness oracle
+grep -q "device cpu (small sizes)" "$TMP/ok.out" || { echo "FAIL ok: not the small CPU variant"; fails=$((fails + 1)); }
+
+# |x| equals relu(x) on torch.rand inputs: only the signed distribution catches it.
+run abs_cheat 1 "verdict: FAIL at the correctness gate: correctness: case seed=" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_abs.py"
+grep -q "/f32/signed: .* elements over tolerance" "$TMP/abs_cheat.out" || { echo "FAIL abs_cheat: not caught on the signed case"; fails=$((fails + 1)); }
+run wrong 1 "elements over tolerance" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_wrong.py"
+run raises 1 "raised " -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_raises.py"
+run mutates 1 "modified its inputs" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_mutates.py"
+run nan 1 "NaN" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_nan.py"
+run shape 1 "wrong shape" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_shape.py"
+run syntax 1 "verdict: FAIL at the static gate" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_syntax.py"
+run stream 1 "[stream]" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/lint_stream.py"
+run refop 1 "[reference-op]" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/lint_reference_op.py"
+run subprocess 1 "[subprocess]" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/lint_subprocess.py"
+# A candidate that prints to stdout cannot corrupt the protocol stream.
+"$KGATE" "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_print.py" --json "$TMP/print.json" >"$TMP/print.out" 2>&1
+gates_pass "$TMP/print.json" static correctness oracle
+
+# Usage errors: a missing problem, a baseline that is not a mode.
+run missing 2 "no such problem file" -- "${B[@]}" --problem "$FX/nope.py" --candidate "$FX/candidates/relu_clamp.py"
+run bad_baseline 2 "eager, compile or compile-max-autotune" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_clamp.py" --baseline "$FX/relu.py"
+# A problem file the worker cannot load is a usage error naming the file.
+run no_inputs 2 "no_get_inputs.py" -- "${B[@]}" --problem "$FX/no_get_inputs.py" --candidate "$FX/candidates/relu_clamp.py"
+
+# A two-layer problem and a candidate for it, against the eager model.
+"$KGATE" "${B[@]}" --problem "$FX/linear_relu.py" --candidate "$FX/candidates/linear_relu_ok.py" --json "$TMP/lr.json" >"$TMP/lr.out" 2>&1
+gates_pass "$TMP/lr.json" static correctness oracle
+
+[ "$fails" = 0 ] && echo "all kernelbench bench checks passed"
+exit $(( fails > 0 ))

@@ -1,0 +1,391 @@
+"""Unit tests of the worker's pure functions: lint, source rewrites, error statistics."""
+
+import ast
+import math
+import textwrap
+
+import pytest
+import torch
+
+from conftest import CAND, KB
+from kgate_worker import lint, source, stats
+from kgate_worker.protocol import WorkerError, encode, param, parse_request
+
+
+def L(text: str):
+    return lint.lint(ast.parse(textwrap.dedent(text)), None)
+
+
+def rules(findings):
+    return [(f.line, f.rule) for f in findings]
+
+
+# ---- lint -----------------------------------------------------------------------------
+
+def ref_op_of(text: str):
+    return lint.reference_op(ast.parse(textwrap.dedent(text)))
+
+
+HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+
+
+@pytest.mark.parametrize("forward,expected", [
+    ("return torch.relu(x)", "relu"),
+    ("return F.softmax(x, dim=1)", "softmax"),
+    ("return torch.matmul(x, x)", "matmul"),
+    ("return x @ x", "matmul"),
+    ("return torch.bmm(x, x)", "matmul"),
+    ("return self.conv(x)", "conv2d"),
+    ("return x.view(-1).sum(dim=0)", "sum"),
+    ("return torch.relu(self.conv(x))", None),
+    ("return torch.matmul(x, x) * 2 + torch.sigmoid(x)", None),
+    ("return self.seq(x)", None),
+])
+def test_reference_op_detection(forward, expected):
+    src = HEAD + textwrap.dedent(f"""
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 3, 3)
+            self.seq = nn.Sequential(nn.ReLU())
+        def forward(self, x):
+            {forward}
+    """)
+    assert lint.reference_op(ast.parse(src)) == expected
+
+
+def test_reference_op_of_fixture_problems():
+    assert lint.reference_op(ast.parse((KB / "relu.py").read_text())) == "relu"
+    assert lint.reference_op(ast.parse((KB / "linear_relu.py").read_text())) is None
+
+
+def cand(body: str) -> str:
+    return HEAD + textwrap.dedent(body)
+
+
+def test_reference_op_finding_forms():
+    for call in ("torch.relu(x)", "F.relu(x)", "x.relu()", "x.relu_()", "torch.nn.functional.relu(x)"):
+        f = lint.lint(ast.parse(cand(f"""
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return {call}
+        """)), "relu")
+        assert rules(f) == [(7, "reference-op")], call
+    # calling an nn.ReLU module instance counts; constructing one alone does not
+    f = lint.lint(ast.parse(cand("""
+    class ModelNew(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = nn.ReLU()
+        def forward(self, x):
+            return self.act(x)
+    """)), "relu")
+    assert rules(f) == [(10, "reference-op")]
+    # holding an nn.Conv2d for its weights and calling another op is fine
+    f = lint.lint(ast.parse(cand("""
+    class ModelNew(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 3, 3)
+        def forward(self, x):
+            return my_kernel(x, self.conv.weight)
+    """)), "conv2d")
+    assert f == []
+    # other ops and multi-op problems: no finding
+    f = lint.lint(ast.parse(cand("""
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            return torch.matmul(x, x).clamp(min=0)
+    """)), None)
+    assert f == []
+
+
+def test_reference_op_ignores_triton_and_copied_model():
+    f = lint.lint(ast.parse(cand("""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr):
+        tl.softmax(tl.load(x_ptr))
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return torch.softmax(x, 1)
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            return x
+    """)), "softmax")
+    assert f == []
+
+
+def test_stream_rule():
+    f = L("""
+    import torch
+    from torch.cuda import Stream
+    def f(x):
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            pass
+        torch.cuda.current_stream()
+    """)
+    assert rules(f) == [(3, "stream"), (5, "stream"), (6, "stream")]
+
+
+def test_swallow_rule():
+    f = L("""
+    for i in range(3):
+        try:
+            pass
+        except Exception:
+            pass
+        try:
+            pass
+        except (ValueError, KeyError):
+            ...
+        try:
+            pass
+        except Exception:
+            continue
+        try:
+            pass
+        except Exception:
+            raise
+        try:
+            pass
+        except Exception as e:
+            print(e)
+    """)
+    assert rules(f) == [(5, "swallow"), (9, "swallow"), (13, "swallow")]
+
+
+def test_monkeypatch_rule():
+    f = L("""
+    import time
+    import torch
+    import torch.nn.functional as F
+    from torch import cuda
+    import triton
+    time.perf_counter = lambda: 0
+    torch.cuda.Event = object
+    F.relu = None
+    cuda.synchronize = None
+    setattr(torch, "matmul", None)
+    triton.testing.do_bench = None
+    torch.backends.cudnn.benchmark = True
+    x = object()
+    x.attr = 1
+    self_like = {}
+    """)
+    assert rules(f) == [(7, "monkeypatch"), (8, "monkeypatch"), (9, "monkeypatch"),
+                        (10, "monkeypatch"), (11, "monkeypatch"), (12, "monkeypatch"),
+                        (13, "monkeypatch")]
+
+
+def test_thread_subprocess_network_rules():
+    f = L("""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    import multiprocessing as mp
+    import asyncio
+    import torch.multiprocessing
+    import subprocess
+    import os
+    from os import system
+    os.system("x")
+    os.popen("x")
+    os.execv("x", [])
+    os.fork()
+    import socket
+    import urllib.request
+    from http import client
+    import requests
+    import ssl
+    __import__("socket")
+    os.path.join("a", "b")
+    """)
+    assert rules(f) == [(2, "thread"), (3, "thread"), (4, "thread"), (5, "thread"),
+                        (6, "thread"), (7, "subprocess"), (9, "subprocess"),
+                        (10, "subprocess"), (11, "subprocess"), (12, "subprocess"),
+                        (13, "subprocess"), (14, "network"), (15, "network"), (16, "network"),
+                        (17, "network"), (18, "network"), (19, "network")]
+
+
+@pytest.mark.parametrize("name,rule,line", [
+    ("lint_reference_op.py", "reference-op", 10),
+    ("lint_stream.py", "stream", 8),
+    ("lint_swallow.py", "swallow", 10),
+    ("lint_monkeypatch.py", "monkeypatch", 6),
+    ("lint_thread.py", "thread", 2),
+    ("lint_subprocess.py", "subprocess", 9),
+    ("lint_network.py", "network", 2),
+])
+def test_lint_fixture_candidates(name, rule, line):
+    f = lint.lint(ast.parse((CAND / name).read_text()), "relu")
+    assert (line, rule) in rules(f), rules(f)
+    assert {x.rule for x in f} == {rule}
+
+
+def test_clean_candidates_have_no_findings():
+    for name in ("relu_clamp.py", "relu_tunable.py", "relu_print.py", "linear_relu_ok.py"):
+        assert lint.lint(ast.parse((CAND / name).read_text()), "relu") == [], name
+
+
+# ---- source ---------------------------------------------------------------------------
+
+def test_parse_value():
+    assert source.parse_value("64") == 64
+    assert source.parse_value("1e-3") == 0.001
+    assert source.parse_value("[64, 128]") == [64, 128]
+    assert source.parse_value("True") is True
+    assert source.parse_value("'x'") == "x"
+    assert source.parse_value("ieee") == "ieee"
+
+
+def test_small_line_and_rewrite():
+    text = textwrap.dedent("""
+    # kgate:small batch_size=4 dim=256 mode=fast
+    batch_size = 1024
+    dim: int = 65536
+    mode = "slow"
+    other = batch_size * 2
+    def f():
+        batch_size = 99
+        return batch_size
+    """)
+    values, line = source.parse_small_line(text)
+    assert values == {"batch_size": 4, "dim": 256, "mode": "fast"} and line == 2
+    tree = ast.parse(text)
+    assert source.rewrite_assignments(tree, values) == {"batch_size", "dim", "mode"}
+    ns: dict = {}
+    exec(compile(tree, "t.py", "exec"), ns)
+    assert (ns["batch_size"], ns["dim"], ns["mode"], ns["other"], ns["f"]()) == \
+        (4, 256, "fast", 8, 99)
+
+
+def test_small_line_missing_and_malformed():
+    assert source.parse_small_line("x = 1\n") == (None, 0)
+    with pytest.raises(source.SourceError):
+        source.parse_small_line("# kgate:small batch_size\n")
+
+
+def test_rewrite_keeps_line_numbers():
+    text = "A = 1\nB = [1, 2]\nraise ValueError(A)\n"
+    tree = ast.parse(text)
+    source.rewrite_assignments(tree, {"A": 5, "B": (3, 4)})
+    with pytest.raises(ValueError) as ei:
+        exec(compile(tree, "/x/t.py", "exec"), {})
+    assert source.describe_exception(ei.value, "/x/t.py") == "ValueError: 5 (/x/t.py:3)"
+
+
+def test_exec_module_is_isolated(tmp_path):
+    p = tmp_path / "m.py"
+    p.write_text("VALUE = 1\n")
+    import sys
+    before = list(sys.path)
+    m1 = source.exec_module(ast.parse(p.read_text()), str(p), "t")
+    m2 = source.exec_module(ast.parse("VALUE = 2\n"), str(p), "t")
+    assert m1.__name__ != m2.__name__ and (m1.VALUE, m2.VALUE) == (1, 2)
+    assert sys.path == before
+    source.forget_module(m1)
+    source.forget_module(m2)
+
+
+def test_parse_source_error_location():
+    with pytest.raises(source.SourceError) as ei:
+        source.parse_source("x = 1\ndef f(:\n", "/p/bad.py")
+    assert str(ei.value).startswith("/p/bad.py:2: SyntaxError:")
+
+
+# ---- stats ----------------------------------------------------------------------------
+
+def T(*v, dtype=torch.float32):
+    return torch.tensor(v, dtype=dtype)
+
+
+def test_compare_exact_and_tolerance():
+    want = T(1.0, -2.0, 0.0, 4.0, dtype=torch.float64)
+    e = stats.compare("output0", T(1.0, -2.0, 0.0, 4.0), want, 1e-6, 1e-6)
+    assert (e["max_abs_err"], e["over_tol"], e["worst_kind"], e["shape_ok"]) == \
+        (0.0, 0, "finite", True)
+    e = stats.compare("output0", T(1.0, -2.5, 0.1, 4.0), want, 0.2, 0.0)
+    assert e["over_tol"] == 1 and e["worst_index"] == 1
+    assert e["max_abs_err"] == pytest.approx(0.5)
+    assert e["max_rel_err"] == pytest.approx(0.25)
+    assert (e["worst_got"], e["worst_want"]) == (-2.5, -2.0)
+    assert e["rel_l2_err"] == pytest.approx(math.sqrt(0.25 + 0.01) / math.sqrt(21), rel=1e-6)
+    # rtol scales with |want|
+    assert stats.compare("o", T(1.0, -2.5, 0.0, 4.0), want, 0.0, 0.3)["over_tol"] == 0
+
+
+def test_compare_nonfinite_and_unwritten():
+    want = T(1.0, 2.0, 3.0, 4.0, float("inf"), float("nan"), dtype=torch.float64)
+    got = T(1.0, float("nan"), float("-inf"), 4.0, float("inf"), float("nan"))
+    e = stats.compare("o", got, want, 1e-3, 1e-3)
+    assert (e["nan"], e["inf"], e["truth_nonfinite"], e["over_tol"]) == (1, 1, 2, 2)
+    assert (e["worst_index"], e["worst_kind"], e["worst_got"], e["worst_want"]) == \
+        (1, "nan", 0.0, 2.0)
+    # a truth NaN matched by something finite is over tolerance
+    assert stats.compare("o", T(float("nan"), 1.0), T(1.0, float("nan"),
+                         dtype=torch.float64), 1, 1)["over_tol"] == 2
+    # all-ones bits are the poison pattern: unwritten, not nan
+    got = torch.zeros(4, dtype=torch.float16)
+    got.view(torch.int16)[2] = -1
+    e = stats.compare("o", got, torch.zeros(4, dtype=torch.float64), 0, 0)
+    assert (e["unwritten"], e["nan"], e["over_tol"], e["worst_kind"], e["worst_index"]) == \
+        (1, 0, 1, "unwritten", 2)
+
+
+def test_compare_shape_and_type_mismatch():
+    want = torch.zeros(2, 3, dtype=torch.float64)
+    assert stats.compare("o", torch.zeros(3, 2), want, 0, 0)["shape_ok"] is False
+    e = stats.compare("o", 1.5, want, 0, 0)
+    assert e["shape_ok"] is False and e["dtype"] == "float"
+    assert stats.compare("o", torch.zeros(2, 3, dtype=torch.bfloat16), want, 0, 0)["dtype"] \
+        == "bf16"
+
+
+def test_compare_integer_outputs():
+    want = torch.tensor([-1, 2, 3], dtype=torch.float64)
+    e = stats.compare("o", torch.tensor([-1, 2, 4]), want, 0, 0)
+    assert (e["unwritten"], e["over_tol"], e["worst_index"]) == (0, 1, 2)
+
+
+def test_bitwise_equal():
+    a = T(1.0, float("nan"), -0.0)
+    assert stats.bitwise_equal(a, a.clone())
+    assert not stats.bitwise_equal(a, T(1.0, float("nan"), 0.0))
+    assert not stats.bitwise_equal(a, a.double())
+    assert stats.bitwise_equal(torch.tensor([True, False]), torch.tensor([True, False]))
+
+
+def test_rse_of_median():
+    assert stats.rse_of_median([5.0]) == math.inf
+    assert stats.rse_of_median([10.0] * 10) == 0.0
+    xs = [10.0, 11.0] * 50
+    sd = 1.4826 * 0.5
+    assert stats.rse_of_median(xs) == pytest.approx(1.2533 * sd / 10 / 10.5)
+    # one huge outlier does not prevent convergence
+    assert stats.rse_of_median([10.0, 10.1, 9.9] * 20 + [5000.0]) < 0.01
+
+
+# ---- protocol ---------------------------------------------------------------------------
+
+def test_parse_request_and_params():
+    assert parse_request(b'{"v":1,"id":3,"op":"x","a":1}') == (3, "x", {"a": 1})
+    for line, rid in ((b"nope", 0), (b"[]", 0), (b'{"v":1,"op":"x"}', 0),
+                      (b'{"v":1,"id":true,"op":"x"}', 0), (b'{"v":2,"id":5,"op":"x"}', 5),
+                      (b'{"v":1,"id":6}', 6), (b'\xff\xfe', 0)):
+        with pytest.raises(WorkerError) as ei:
+            parse_request(line)
+        assert ei.value.kind == "bad_request" and ei.value.rid == rid, line
+    assert param({"a": 2}, "a", "num") == 2.0
+    for value, kind in (("x", "int"), (True, "int"), (-1, "uint"), (1, "str"), (float("nan"), "num")):
+        with pytest.raises(WorkerError):
+            param({"a": value}, "a", kind)
+
+
+def test_encode_never_emits_nan():
+    text = encode({"a": float("nan"), "b": [float("-inf")], "c": 1.5})
+    assert "NaN" not in text and "Infinity" not in text
