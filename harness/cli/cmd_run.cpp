@@ -1,6 +1,8 @@
 // `kgate run SUITE`: resolve the suite's plan, pick the problems this machine runs, and
 // hand them to search::SuiteRun with the real gate evaluator. Exit codes: DESIGN.md §6.
 #include <csignal>
+#include <cctype>
+#include <cstdlib>
 
 #include <atomic>
 #include <filesystem>
@@ -11,6 +13,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "gates/evaluator.h"
+#include "gates/static_gate.h"
+#include "report/partition.h"
 #include "report/report_writer.h"
 #include "search/suite_run.h"
 
@@ -61,17 +65,14 @@ class GatesEvaluator : public search::CandidateEvaluator {
   gates::Evaluator eval_;
 };
 
-// "k/n" -> (k, n) with 1 <= k <= n.
-std::pair<int, int> parse_shard(const std::string& s) {
-  auto slash = s.find('/');
-  try {
-    if (slash != std::string::npos) {
-      int k = std::stoi(s.substr(0, slash)), n = std::stoi(s.substr(slash + 1));
-      if (n >= 1 && k >= 1 && k <= n) return {k, n};
-    }
-  } catch (const std::exception&) {
-  }
-  throw UsageError("--shard " + s + ": expected k/n with 1 <= k <= n");
+// The hash every shard of one run must agree on: the suite file and, per planned problem
+// (all of them, before sharding), its id, problem file and starter contents.
+std::string config_hash(const std::string& suite_path, const std::vector<const config::PlanItem*>& items) {
+  std::string manifest = "suite " + gates::hash_file(suite_path) + "\n";
+  for (const config::PlanItem* it : items)
+    manifest += it->problem + " " + it->gpu.id + " " + gates::hash_file(it->source) + " " +
+                (it->starter.empty() ? "-" : gates::hash_file(it->starter)) + "\n";
+  return gates::hash_bytes(manifest);
 }
 
 // OUT/results/*.json -> JUnit, Markdown, JSON, HTML (the reports module owns the formats).
@@ -117,12 +118,21 @@ ExitCode cmd_run(const RunOptions& o) {
   std::vector<const config::PlanItem*> selected;
   for (const auto& it : plan.items)
     if (gpu.empty() || it.gpu.id == gpu) selected.push_back(&it);
+  const std::string hash = config_hash(o.suite, selected);
+  report::ShardInfo shard;
   if (!o.shard.empty()) {
-    auto [k, n] = parse_shard(o.shard);
+    // A deterministic partition by problem id (round-robin over the sorted ids), the same
+    // on every shard runner.
+    shard = report::parse_shard(o.shard);
+    std::vector<std::string> ids;
+    for (const auto* it : selected) ids.push_back(it->problem);
+    std::vector<std::string> mine_ids = report::shard_problems(ids, shard);
+    std::set<std::string> mine_set(mine_ids.begin(), mine_ids.end());
     std::vector<const config::PlanItem*> mine;
-    for (size_t i = 0; i < selected.size(); ++i)
-      if (static_cast<int>(i % static_cast<size_t>(n)) == k - 1) mine.push_back(selected[i]);
+    for (const auto* it : selected)
+      if (mine_set.count(it->problem)) mine.push_back(it);
     selected = mine;
+    if (selected.empty()) log::warn("shard " + o.shard + " has no problems of suite '" + suite.id + "'");
   }
   for (const config::PlanItem* it : selected) {
     search::RunItem ri;
@@ -144,7 +154,7 @@ ExitCode cmd_run(const RunOptions& o) {
     if (!ri.skip_reason.empty()) log::warn(it->problem + ": skipped: " + ri.skip_reason);
     items.push_back(std::move(ri));
   }
-  if (items.empty()) throw UsageError(o.suite + ": nothing to run on backend " + backend);
+  if (items.empty() && o.shard.empty()) throw UsageError(o.suite + ": nothing to run on backend " + backend);
 
   search::SuiteRunOptions so;
   so.out = o.out;
@@ -155,6 +165,15 @@ ExitCode cmd_run(const RunOptions& o) {
   so.max_experiments = o.max_experiments;
   so.seed = o.seed;
   so.interrupted = &g_interrupted;
+  so.run_id = o.run_id;
+  if (so.run_id.empty())
+    if (const char* env = std::getenv("KGATE_RUN_ID"); env && *env) so.run_id = env;
+  for (char c : so.run_id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
+      throw UsageError("run id '" + so.run_id + "': use letters, digits, '-', '_' and '.' only (it names git refs)");
+  so.shard = shard;
+  so.config_hash = hash;
+  for (const auto* it : selected) so.planned.push_back(it->problem);
 
   auto factory = [&](const search::RunItem& item, const std::string& /*workspace*/, uint64_t seed)
       -> std::unique_ptr<search::CandidateEvaluator> {

@@ -20,6 +20,7 @@ struct RunOptions {
   std::optional<int> max_experiments;
   std::optional<uint64_t> seed;
   std::string shard;                 // "k/n"
+  std::string run_id;                // "" = $KGATE_RUN_ID, else generated
 };
 ExitCode cmd_run(const RunOptions& o);
 
@@ -29,6 +30,8 @@ struct CheckOptions {
   std::string out = "out";
   std::string suite;
   std::string repo = ".";
+  std::string backend;               // "" = suite's, else host; host | cuda
+  std::optional<uint64_t> seed;      // correctness seed (default: random, printed)
 };
 ExitCode cmd_check(const CheckOptions& o);
 

@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
   c_run->add_option("--max-experiments", run.max_experiments, "Cap experiments per problem");
   c_run->add_option("--seed", run.seed, "Run seed (default: random, recorded)");
   c_run->add_option("--shard", run.shard, "Run shard k of n (k/n)");
+  c_run->add_option("--run-id", run.run_id,
+                    "Run id shared by every shard of one run (default: $KGATE_RUN_ID, else generated)");
 
   CheckOptions check;
   auto* c_check = app.add_subcommand("check", "PR check: gate changed kernels, A/B against the base");
@@ -50,6 +52,9 @@ int main(int argc, char** argv) {
   c_check->add_option("--out", check.out, "Output directory")->capture_default_str();
   c_check->add_option("--suite", check.suite, "Suite YAML for thresholds");
   c_check->add_option("--repo", check.repo, "Repository")->capture_default_str();
+  c_check->add_option("--backend", check.backend, "host | cuda (default: the suite's, else host)")
+      ->check(CLI::IsMember({"host", "cuda"}));
+  c_check->add_option("--seed", check.seed, "Correctness seed (default: random, printed)");
 
   BenchOptions bench;
   auto* c_bench = app.add_subcommand("bench", "Run one candidate through the four gates");

@@ -258,6 +258,8 @@ std::string hash_workspace(const std::string& dir, const std::string& exclude) {
   return git_blob_id(manifest.data(), manifest.size());
 }
 
+std::string hash_bytes(std::string_view bytes) { return git_blob_id(bytes.data(), bytes.size()); }
+
 std::string hash_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";

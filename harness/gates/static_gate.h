@@ -36,6 +36,8 @@ std::map<std::string, std::string> snapshot_workspace(const std::string& dir,
 std::string hash_workspace(const std::string& dir, const std::string& exclude);
 // Git blob id of one file's content ("" when it cannot be read).
 std::string hash_file(const std::string& path);
+// Git blob id of bytes.
+std::string hash_bytes(std::string_view bytes);
 // Relative paths added, removed or changed between two snapshots, sorted.
 std::vector<std::string> workspace_changes(const std::map<std::string, std::string>& before,
                                            const std::map<std::string, std::string>& after);

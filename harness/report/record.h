@@ -56,7 +56,7 @@ struct ProblemResult {
   std::string best_commit;
   std::string baseline_commit;
   std::string best_candidate;      // path of the best candidate source in the workspace
-  std::string best_hash;           // content hash (sha256 hex) of the best candidate source
+  std::string best_hash;           // content hash (git blob id) of the best candidate source
   std::vector<gates::GateResult> gates;  // the best candidate's gate table (or the failing one)
   double wall_s = 0;
   uint64_t seed = 0;

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/git_owned.h"
 
 namespace kgate::search {
 namespace {
@@ -23,14 +24,7 @@ void ensure_init() {
   throw InfraError(where + ": git: " + what + ": " + (e && e->message ? e->message : "unknown error"));
 }
 
-template <typename T, void (*Free)(T*)>
-struct Owned {
-  T* p = nullptr;
-  ~Owned() {
-    if (p) Free(p);
-  }
-  T** out() { return &p; }
-};
+using git::Owned;
 using Commit = Owned<git_commit, git_commit_free>;
 using Ref = Owned<git_reference, git_reference_free>;
 using Index = Owned<git_index, git_index_free>;

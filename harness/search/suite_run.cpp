@@ -13,8 +13,11 @@
 #include <set>
 #include <sstream>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "gates/static_gate.h"
+#include "report/record_io.h"
 #include "kgate/build_info.h"
 #include "search/agent.h"
 #include "search/budget_plan.h"
@@ -78,14 +81,6 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::string utc_now(const char* fmt) {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, fmt, &tm);
-  return buf;
-}
 
 uint64_t mix(uint64_t seed, const std::string& s) {
   uint64_t h = seed ^ 0x9e3779b97f4a7c15ull;
@@ -197,6 +192,7 @@ struct SuiteRun::Impl {
       if (c.torn_tail) log::warn(jp + ": dropped a torn last line left by a crash");
       run_id = c.header.value("run_id", "");
       seed = c.header.value("seed", uint64_t{0});
+      started_at = c.header.value("started_at", "");
       std::string suite = c.header.value("suite", "");
       if (suite != opt.suite.id)
         throw UsageError(jp + ": the run in " + opt.out + " is of suite '" + suite +
@@ -215,7 +211,8 @@ struct SuiteRun::Impl {
     seed = opt.seed ? *opt.seed : std::random_device{}() | (uint64_t{std::random_device{}()} << 32);
     char hex[16];
     std::snprintf(hex, sizeof hex, "%04x", static_cast<unsigned>(seed & 0xffff));
-    run_id = utc_now("%Y%m%dT%H%M%SZ") + "-" + hex;
+    run_id = !opt.run_id.empty() ? opt.run_id : utc_now("%Y%m%dT%H%M%SZ") + "-" + hex;
+    started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
     char host[256] = {0};
     gethostname(host, sizeof host - 1);
     json header = {{"run_id", run_id},
@@ -223,7 +220,7 @@ struct SuiteRun::Impl {
                    {"suite_path", opt.suite_path},
                    {"seed", seed},
                    {"backend", opt.backend},
-                   {"started_at", utc_now("%Y-%m-%dT%H:%M:%SZ")},
+                   {"started_at", started_at},
                    {"kgate_version", build::kVersion},
                    {"git_sha", build::kGitSha},
                    {"host", host}};
@@ -650,6 +647,7 @@ struct SuiteRun::Impl {
     res.baseline_commit = base ? base->commit : "";
     const ExperimentRecord& best = p.best();
     res.best_commit = best.commit;
+    res.best_hash = gates::hash_file(p.best_copy);
     res.gates = best.gates;
     res.wall_s = (base ? base->wall_s : 0) + std::max(wall_s, p.spent_s());
     if (p.eval) res.env.gpu = p.eval->device_name();
@@ -724,12 +722,49 @@ struct SuiteRun::Impl {
     write_result(res);
   }
 
+  // ---- run.json ---------------------------------------------------------------------------
+  std::string started_at;
+  std::string device_name;  // the first worker's device, for run.json
+
+  // OUT/run.json: what reporters and `kgate merge` need to know of this run (or shard).
+  void write_run_json(bool finished, bool was_interrupted) {
+    report::RunInfo info;
+    info.kind = report::RunKind::kRun;
+    info.suite = opt.suite.id;
+    info.run_id = run_id;
+    info.config_hash = opt.config_hash;
+    info.seed = seed;
+    info.started_at = started_at;
+    info.finished_at = finished ? utc_now("%Y-%m-%dT%H:%M:%SZ") : "";
+    info.interrupted = was_interrupted;
+    info.env.backend = opt.backend;
+    if (!items.empty()) info.env.gpu_target = items.front().gpu_target;
+    info.env.gpu = device_name;
+    info.env.kgate_version = build::kVersion;
+    info.env.git_sha = build::kGitSha;
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    info.env.host = host;
+    info.shard = opt.shard;
+    info.planned = opt.planned;
+    if (info.planned.empty())
+      for (const auto& it : items) info.planned.push_back(it.level + "/" + it.problem_id);
+    info.fail_on_performance = opt.suite.fail_on.performance;
+    info.regression_threshold = opt.suite.gates.regression_threshold;
+    try {
+      report::write_run_info(opt.out, info);
+    } catch (const Error& e) {
+      log::warn(std::string("run.json: ") + e.what());
+    }
+  }
+
   // ---- the run ----------------------------------------------------------------------------
   RunSummary run() {
     RunSummary summary;
     init_problems();
     open_journal();
     summary.run_id = run_id;
+    write_run_json(false, false);
     for (auto& p : problems) finish_problem_setup(p);
     rewrite_tsv();
     for (auto& p : problems)
@@ -805,6 +840,9 @@ struct SuiteRun::Impl {
     else summary.code = ExitCode::kPass;
     if (!summary.interrupted) journal->append({{"event", "run_done"}, {"exit", to_int(summary.code)},
                                                {"time", utc_now("%Y-%m-%dT%H:%M:%SZ")}});
+    for (const auto& r : summary.results)
+      if (device_name.empty() && !r.env.gpu.empty()) device_name = r.env.gpu;
+    write_run_json(!summary.interrupted, summary.interrupted);
     return summary;
   }
 };

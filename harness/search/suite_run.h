@@ -14,6 +14,7 @@
 #include "config/types.h"
 #include "core/exit_code.h"
 #include "report/record.h"
+#include "report/run_info.h"
 #include "search/candidate_evaluator.h"
 
 namespace kgate::search {
@@ -37,6 +38,11 @@ struct SuiteRunOptions {
   std::optional<int> max_experiments;
   std::optional<uint64_t> seed;
   const std::atomic<bool>* interrupted = nullptr;  // set by SIGINT/SIGTERM
+  std::string run_id;  // "" = generated (time + seed); shards of one run share one
+  // What OUT/run.json says besides what the run fills in (run id, seed, times, env).
+  report::ShardInfo shard;
+  std::string config_hash;
+  std::vector<std::string> planned;  // "<level>/<problem>" ids of this shard
 };
 
 // Builds the gate evaluator of one problem (the real one wraps gates::Evaluator).

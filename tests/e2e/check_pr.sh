@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# `kgate check` end to end on the host backend: a temporary git repository with a minimal
+# kgate layout (one native softmax problem), a main branch and PR branches with
+# (a) a correct change to the starter -> exit 0, valid junit.xml, Markdown names the problem;
+# (b) wrong math -> exit 1, the correctness gate and its case in the output, <failure>;
+# (c) only a README change -> exit 0, "nothing to check";
+# (d) --base no-such-ref -> exit 2; a --changed file that maps to no problem -> warning, 0;
+# (e) a much slower starter -> exit 1 (performance).
+# The git CLI builds the fixture repository only; kgate itself reads it with libgit2.
+set -u
+KGATE="${KGATE_BIN:?KGATE_BIN not set}"
+SRC="${KGATE_SOURCE_DIR:?KGATE_SOURCE_DIR not set}"
+FX="$SRC/tests/fixtures/search/repo"
+XSD="$SRC/../shared/schemas/junit-10.xsd"
+command -v git >/dev/null || { echo "skip: no git"; exit 77; }
+TMP="$(mktemp -d)"
+[ -n "${KGATE_KEEP_TMP:-}" ] || trap 'rm -rf "$TMP"' EXIT
+export XDG_CACHE_HOME="$TMP/cache"
+unset GITHUB_STEP_SUMMARY KGATE_RUN_ID
+fails=0
+R="$TMP/repo"
+STARTER=native/starters/repeat_softmax.cpp
+
+g() { git -C "$R" -c user.name=kgate-test -c user.email=test@kgate.invalid -c commit.gpgsign=false "$@" >/dev/null; }
+
+mkdir -p "$R/configs/gpus" "$R/configs/levels" "$R/native/starters" "$R/suites"
+cp "$FX/configs/gpus/host.yaml" "$R/configs/gpus/"
+cp "$FX/configs/levels/tiny.yaml" "$R/configs/levels/"
+cp "$FX/native/tiny_softmax.yaml" "$R/native/"
+cp "$FX/$STARTER" "$R/$STARTER"
+cat >"$R/suites/check.yaml" <<'EOF'
+version: 1
+id: check
+title: PR check e2e (small measurement times)
+levels: [tiny]
+gpus: [host]
+backend: host
+gates: {seeds: 2}
+measurement: {min_time_s: 0.05, max_time_s: 0.3, min_samples: 8, target_rse: 0.05, flush_l2: false}
+EOF
+echo "# fixture" >"$R/README.md"
+git init -q "$R" || { echo "skip: git init failed"; exit 77; }
+g checkout -q -b main
+g add -A
+g commit -q -m "base"
+
+# branch NAME: a branch off main whose change is made by the rest of the arguments (a sed
+# script on the starter, or "readme").
+branch() {
+  local name="$1" what="$2"
+  g checkout -q main
+  g checkout -q -b "$name"
+  if [ "$what" = readme ]; then echo "more docs" >>"$R/README.md"; else sed -i "$what" "$R/$STARTER"; fi
+  g commit -q -am "$name"
+}
+branch good 's/^#define REPEAT 16$/#define REPEAT 8/'
+branch broken 's|(float)(1.0 / sum)|(float)(2.0 / sum)|'
+branch docs readme
+branch slow 's/^#define REPEAT 16$/#define REPEAT 96/'
+grep -q "2.0 / sum" <(git -C "$R" show broken:$STARTER) || { echo "FAIL setup: the broken change did not apply"; exit 1; }
+grep -q "REPEAT 96" <(git -C "$R" show slow:$STARTER) || { echo "FAIL setup: the slow change did not apply"; exit 1; }
+
+# check NAME BRANCH EXPECTED_RC NEEDLE [ARGS...]: kgate check on BRANCH, exit code and output.
+# BASE and REPO (environment) override --base main and --repo R.
+check() {
+  local name="$1" br="$2" want_rc="$3" needle="$4"
+  shift 4
+  g checkout -q "$br"
+  "$KGATE" check --base "${BASE:-main}" --repo "${REPO:-$R}" --out "$TMP/$name" --suite "$R/suites/check.yaml" "$@" \
+    >"$TMP/$name.out" 2>&1
+  local rc=$?
+  if [ "$rc" != "$want_rc" ]; then
+    echo "FAIL $name: exit $rc, want $want_rc"; sed 's/^/    /' "$TMP/$name.out" | tail -40; fails=$((fails + 1)); return 1
+  fi
+  if ! grep -qF -- "$needle" "$TMP/$name.out"; then
+    echo "FAIL $name: output lacks '$needle'"; sed 's/^/    /' "$TMP/$name.out" | tail -40; fails=$((fails + 1)); return 1
+  fi
+  echo "ok   $name (exit $rc)"
+}
+expect() {  # expect NAME DESCRIPTION COMMAND...
+  local name="$1" what="$2"
+  shift 2
+  if ! "$@" >/dev/null 2>&1; then echo "FAIL $name: $what"; fails=$((fails + 1)); fi
+}
+validate_junit() {
+  local f="$1"
+  expect "$f" "no junit.xml" test -s "$f"
+  if command -v xmllint >/dev/null && [ -f "$XSD" ]; then
+    xmllint --noout --schema "$XSD" "$f" >"$TMP/xmllint.out" 2>&1 ||
+      { echo "FAIL $f: not valid against junit-10.xsd"; cat "$TMP/xmllint.out"; fails=$((fails + 1)); }
+  fi
+}
+
+# (a) a correct change: all gates pass, timed against the base version.
+if check good good 0 "verdict: PASS" --seed 11; then
+  validate_junit "$TMP/good/junit.xml"
+  expect good "report.md does not name the problem" grep -q "tiny_softmax" "$TMP/good/report.md"
+  expect good "no <failure> expected" bash -c "! grep -q '<failure' '$TMP/good/junit.xml'"
+  expect good "baseline is not the base version" grep -q '"baseline_kind": "base"' "$TMP/good/results/tiny__tiny_tiny_softmax.json"
+  expect good "no base copy" test -f "$TMP/good/base/tiny__tiny_tiny_softmax/repeat_softmax.cpp"
+  expect good "the base copy is not main's starter" cmp -s "$TMP/good/base/tiny__tiny_tiny_softmax/repeat_softmax.cpp" "$FX/$STARTER"
+  expect good "seed not printed" grep -q "reproduce with --seed 11" "$TMP/good.out"
+  expect good "run.json is not a check" grep -q '"kind": "check"' "$TMP/good/run.json"
+fi
+
+# (b) wrong math: the correctness gate fails and names its case.
+if check broken broken 1 "verdict: FAIL" --seed 11; then
+  expect broken "no correctness gate failure in the output" grep -qE "correctness gate failed.*case seed=[0-9]+/" "$TMP/broken.out"
+  validate_junit "$TMP/broken/junit.xml"
+  expect broken "no <failure> in junit.xml" grep -q '<failure type="GateFailure"' "$TMP/broken/junit.xml"
+  expect broken "report.md does not name the problem" grep -q "tiny_softmax" "$TMP/broken/report.md"
+fi
+
+# (c) no kernel change.
+if check docs docs 0 "nothing to check"; then
+  expect docs "verdict line" grep -q "verdict: PASS (nothing to check)" "$TMP/docs.out"
+  validate_junit "$TMP/docs/junit.xml"
+fi
+
+# (d) usage errors and warnings.
+BASE=no-such-ref check bad_ref good 2 "unknown ref 'no-such-ref'"
+REPO="$TMP/no-such-dir" check no_dir good 2 "no such directory"
+mkdir -p "$TMP/plain"
+REPO="$TMP/plain" check not_repo good 2 "not a git repository"
+check unmapped good 0 "maps to no problem" --changed README.md
+expect unmapped "should say nothing to check" grep -q "nothing to check" "$TMP/unmapped.out"
+
+# (e) a much slower starter (6x the work): a significant slowdown fails the check.
+if check slow slow 1 "verdict: FAIL" --seed 11; then
+  expect slow "no slowdown reason" grep -q "slower" "$TMP/slow.out"
+  validate_junit "$TMP/slow/junit.xml"
+  expect slow "no <failure> in junit.xml" grep -q '<failure' "$TMP/slow/junit.xml"
+fi
+
+if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
+echo "all ok"
