@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "gates/evaluator.h"
+#include "stats/gbench_json.h"
 
 namespace kgate::cli {
 namespace {
@@ -158,6 +159,26 @@ ExitCode cmd_bench(const BenchOptions& o) {
     if (!out) throw InfraError("cannot write " + o.json_out);
     out << nlohmann::json(v).dump(2) << "\n";
     if (!out) throw InfraError("writing " + o.json_out + " failed");
+  }
+
+  if (!o.gbench_out.empty()) {
+    if (!v.timing) {
+      log::warn("--gbench-json: no timing to write (the " + gate_word(*v.failed_gate) + " gate failed first)");
+    } else {
+      stats::GbenchContext ctx = stats::host_context("kgate bench");
+      ctx.extra["kgate_problem"] = problem.id;
+      ctx.extra["kgate_backend"] = backend;
+      ctx.extra["kgate_device"] = dev.name;
+      ctx.extra["kgate_timer"] = v.timing->timer;
+      ctx.extra["kgate_seed"] = std::to_string(opt.seed);
+      const std::string base = problem.id + "/" + (kb ? problem.kernelbench_baseline : std::string("baseline"));
+      std::vector<stats::GbenchSeries> series(2);
+      series[0].name = base;
+      series[0].samples_us = v.timing->baseline_samples_us;
+      series[1].name = problem.id + "/candidate";
+      series[1].samples_us = v.timing->candidate_samples_us;
+      stats::write_gbench_json(o.gbench_out, stats::to_gbench_json(ctx, series));
+    }
   }
 
   if (v.passed) {

@@ -1,19 +1,27 @@
 // `kgate run SUITE`: resolve the suite's plan, pick the problems this machine runs, and
 // hand them to search::SuiteRun with the real gate evaluator. Exit codes: DESIGN.md §6.
 #include <csignal>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
+#include <random>
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "cli/commands.h"
 #include "config/catalog.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "gates/evaluator.h"
 #include "gates/static_gate.h"
+#include "report/history.h"
+#include "report/merge.h"
 #include "report/partition.h"
 #include "report/report_writer.h"
 #include "search/suite_run.h"
@@ -87,9 +95,136 @@ ExitCode write_reports_hook(const std::string& out) {
   }
 }
 
+
+
+// The more severe of two run outcomes: interrupted > infrastructure > failure > pass.
+ExitCode worse(ExitCode a, ExitCode b) {
+  auto rank = [](ExitCode c) {
+    switch (c) {
+      case ExitCode::kInterrupted: return 4;
+      case ExitCode::kInfra: return 3;
+      case ExitCode::kUsage: return 2;
+      case ExitCode::kGateFailure: return 1;
+      default: return 0;
+    }
+  };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+ExitCode from_status(int status) {
+  if (WIFSIGNALED(status)) return WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM ? ExitCode::kInterrupted : ExitCode::kInfra;
+  if (!WIFEXITED(status)) return ExitCode::kInfra;
+  switch (WEXITSTATUS(status)) {
+    case 0: return ExitCode::kPass;
+    case 1: return ExitCode::kGateFailure;
+    case 2: return ExitCode::kUsage;
+    case 130: return ExitCode::kInterrupted;
+    default: return ExitCode::kInfra;
+  }
+}
+
+// `--gpus 0,1,...`: shard k of n runs as a child `kgate run` with CUDA_VISIBLE_DEVICES set
+// to the k-th GPU (its worker sees that GPU as device 0), all with one run id; their
+// outputs (OUT/gpu-<id>/) are merged into OUT as `kgate merge` does.
+ExitCode run_on_gpus(const RunOptions& o) {
+  std::vector<std::string> gpus;
+  std::string cur;
+  for (char c : o.gpus + ",") {
+    if (c == ',') {
+      if (!cur.empty()) gpus.push_back(cur);
+      cur.clear();
+    } else if (std::isdigit(static_cast<unsigned char>(c))) {
+      cur += c;
+    } else if (!std::isspace(static_cast<unsigned char>(c))) {
+      throw UsageError("--gpus " + o.gpus + ": expected GPU indices like 0,1,2");
+    }
+  }
+  if (gpus.empty()) throw UsageError("--gpus " + o.gpus + ": no GPU index given");
+  if (std::set<std::string>(gpus.begin(), gpus.end()).size() != gpus.size())
+    throw UsageError("--gpus " + o.gpus + ": a GPU is listed twice");
+  if (!o.shard.empty()) throw UsageError("--gpus and --shard cannot be combined (--gpus shards the run itself)");
+  config::plan_suite_file(o.suite);  // configuration errors before anything starts
+
+  std::string run_id = o.run_id;
+  if (run_id.empty())
+    if (const char* env = std::getenv("KGATE_RUN_ID"); env && *env) run_id = env;
+  if (run_id.empty() && o.resume) {
+    // Resuming: the children find their run ids in their own journals.
+  } else if (run_id.empty()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "-g%04x", static_cast<unsigned>(std::random_device{}() & 0xffff));
+    run_id = utc_now("%Y%m%dT%H%M%SZ") + buf;
+  }
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw InfraError("--gpus: cannot find this kgate executable: " + ec.message());
+  fs::create_directories(o.out, ec);
+
+  const int n = static_cast<int>(gpus.size());
+  std::vector<pid_t> pids;
+  std::vector<std::string> dirs;
+  for (int k = 0; k < n; ++k) {
+    const std::string dir = (fs::path(o.out) / ("gpu-" + gpus[k])).string();
+    dirs.push_back(dir);
+    std::vector<std::string> args = {self.string(), "run", o.suite, "--out", dir, "--shard",
+                                     std::to_string(k + 1) + "/" + std::to_string(n)};
+    if (!run_id.empty()) args.insert(args.end(), {"--run-id", run_id});
+    if (!o.gpu.empty()) args.insert(args.end(), {"--gpu", o.gpu});
+    if (!o.backend.empty()) args.insert(args.end(), {"--backend", o.backend});
+    if (o.resume) args.push_back("--resume");
+    if (o.max_experiments) args.insert(args.end(), {"--max-experiments", std::to_string(*o.max_experiments)});
+    if (o.seed) args.insert(args.end(), {"--seed", std::to_string(*o.seed)});
+    if (!o.db.empty()) args.insert(args.end(), {"--db", o.db});
+    log::info("gpu " + gpus[k] + ": kgate run --shard " + std::to_string(k + 1) + "/" + std::to_string(n) +
+              " -> " + dir);
+    pid_t pid = fork();
+    if (pid < 0) throw InfraError(std::string("--gpus: fork failed: ") + std::strerror(errno));
+    if (pid == 0) {
+      setenv("CUDA_VISIBLE_DEVICES", gpus[k].c_str(), 1);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      std::fprintf(stderr, "kgate: exec %s failed: %s\n", argv[0], std::strerror(errno));
+      _exit(3);
+    }
+    pids.push_back(pid);
+  }
+  // SIGINT/SIGTERM reach the children through the terminal's process group or are
+  // forwarded; each child finishes or abandons its experiment and exits 130.
+  ExitCode code = ExitCode::kPass;
+  for (int k = 0; k < n; ++k) {
+    int status = 0;
+    while (waitpid(pids[k], &status, 0) < 0 && errno == EINTR) {
+      if (g_interrupted.load())
+        for (pid_t p : pids) kill(p, SIGINT);
+    }
+    ExitCode c = from_status(status);
+    log::info("gpu " + gpus[k] + ": shard exited " + std::to_string(to_int(c)));
+    code = worse(code, c);
+  }
+  try {
+    report::WrittenReports w = report::merge_dirs(dirs, o.out);
+    code = worse(code, w.exit_code);
+    log::info("merged " + std::to_string(n) + " GPU shards into " + o.out);
+  } catch (const Error& e) {
+    log::error(std::string("--gpus: merging the shards failed: ") + e.what());
+    code = worse(code, ExitCode::kInfra);
+  }
+  return code;
+}
+
 }  // namespace
 
 ExitCode cmd_run(const RunOptions& o) {
+  if (!o.gpus.empty()) {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    return run_on_gpus(o);
+  }
   config::Plan plan = config::plan_suite_file(o.suite);
   const config::Suite& suite = plan.suite;
   std::string backend = !o.backend.empty() ? o.backend
@@ -121,12 +256,24 @@ ExitCode cmd_run(const RunOptions& o) {
   const std::string hash = config_hash(o.suite, selected);
   report::ShardInfo shard;
   if (!o.shard.empty()) {
-    // A deterministic partition by problem id (round-robin over the sorted ids), the same
-    // on every shard runner.
+    // A deterministic partition, the same on every shard runner: by expected cost from the
+    // history database when one is given (longest first onto the least-loaded shard), else
+    // round-robin over the sorted ids.
     shard = report::parse_shard(o.shard);
     std::vector<std::string> ids;
     for (const auto* it : selected) ids.push_back(it->problem);
-    std::vector<std::string> mine_ids = report::shard_problems(ids, shard);
+    std::map<std::string, double> costs;
+    if (!o.db.empty()) {
+      std::error_code ec;
+      if (!fs::is_regular_file(o.db, ec)) {
+        log::warn("--db " + o.db + ": no such database; sharding round-robin by id");
+      } else {
+        costs = report::History(o.db).expected_cost_s(gpu);
+        log::info("shard " + o.shard + ": balanced by the past wall time of " + std::to_string(costs.size()) +
+                  " problems from " + o.db);
+      }
+    }
+    std::vector<std::string> mine_ids = report::shard_problems(ids, shard, costs);
     std::set<std::string> mine_set(mine_ids.begin(), mine_ids.end());
     std::vector<const config::PlanItem*> mine;
     for (const auto* it : selected)

@@ -21,6 +21,8 @@ struct RunOptions {
   std::optional<uint64_t> seed;
   std::string shard;                 // "k/n"
   std::string run_id;                // "" = $KGATE_RUN_ID, else generated
+  std::string db;                    // history database: shard by expected cost
+  std::string gpus;                  // "0,1,...": one child run per GPU, merged into --out
 };
 ExitCode cmd_run(const RunOptions& o);
 
@@ -42,6 +44,7 @@ struct BenchOptions {
   std::string backend;      // "" = from the candidate's extension
   std::string device;       // KernelBench: "cpu" | "cuda" | "" = cuda when a GPU is present
   std::string json_out;
+  std::string gbench_out;   // timing samples as Google Benchmark JSON
   std::optional<uint64_t> seed;
   std::string gpu;
   double timeout_s = 120;

@@ -42,6 +42,11 @@ int main(int argc, char** argv) {
   c_run->add_option("--max-experiments", run.max_experiments, "Cap experiments per problem");
   c_run->add_option("--seed", run.seed, "Run seed (default: random, recorded)");
   c_run->add_option("--shard", run.shard, "Run shard k of n (k/n)");
+  c_run->add_option("--gpus", run.gpus,
+                    "Run on several GPUs of this host: one shard per GPU (its own kgate-native, "
+                    "CUDA_VISIBLE_DEVICES), merged into --out");
+  c_run->add_option("--db", run.db,
+                    "History database (SQLite): --shard balances problems by their past wall time");
   c_run->add_option("--run-id", run.run_id,
                     "Run id shared by every shard of one run (default: $KGATE_RUN_ID, else generated)");
 
@@ -71,6 +76,9 @@ int main(int argc, char** argv) {
                       "KernelBench: cpu or cuda (default: cuda when this machine has an NVIDIA GPU)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   c_bench->add_option("--json", bench.json_out, "Write the versioned verdict JSON here");
+  c_bench->add_option("--gbench-json", bench.gbench_out,
+                      "Write the timing samples as Google Benchmark JSON (for compare.py, "
+                      "github-action-benchmark)");
   c_bench->add_option("--seed", bench.seed, "Correctness seed (default: random, printed)");
   c_bench->add_option("--gpu", bench.gpu, "GPU target id (default: detect)");
   c_bench->add_option("--timeout", bench.timeout_s, "Per-request deadline in seconds")

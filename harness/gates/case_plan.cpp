@@ -83,6 +83,12 @@ ops::Tolerance tolerance_for(const config::NativeProblem& p, const ops::Op& op, 
   return op.default_tolerance(dtype);
 }
 
+ops::Tolerance tolerance_for(const config::NativeProblem& p, const ops::Op& op, DType dtype,
+                             const ops::Dims& dims) {
+  if (auto it = p.tolerance.find(dtype); it != p.tolerance.end()) return it->second;
+  return op.tolerance_at(dtype, dims);
+}
+
 std::vector<CorrectnessCase> plan_correctness(const config::NativeProblem& p, const ops::Op& op,
                                               const std::string& backend, uint64_t root_seed,
                                               int n_seeds) {
@@ -112,7 +118,7 @@ std::vector<CorrectnessCase> plan_correctness(const config::NativeProblem& p, co
     c.check.dtype = std::string(to_string(dtype));
     c.check.dist = std::string(ops::to_string(dist));
     c.check.repeats = 3;
-    ops::Tolerance tol = tolerance_for(p, op, dtype);
+    ops::Tolerance tol = tolerance_for(p, op, dtype, dims);
     // Adversarial magnitudes get ten times the tolerance: they test for NaN/Inf and gross
     // errors, not for the last bits.
     double scale = adversarial ? 10.0 : 1.0;

@@ -37,6 +37,10 @@ int64_t derived_shape_cap(const std::string& backend);
 
 // The tolerance of a dtype: the problem's override, else the op's default.
 ops::Tolerance tolerance_for(const config::NativeProblem& p, const ops::Op& op, DType dtype);
+// The tolerance of one case: the problem's override, else the op's for the dtype at these
+// dims (matmul widens atol with K).
+ops::Tolerance tolerance_for(const config::NativeProblem& p, const ops::Op& op, DType dtype,
+                             const ops::Dims& dims);
 
 // Cases, cheapest first:
 //  1. every seed x dtype x {normal, signed} on the smallest shape (multi-seed);

@@ -310,7 +310,7 @@ Json Runner::do_check(const Json& p) {
     // Tolerances left out of the request default to the op's for the dtype.
     if (!raw_cases[i].contains("atol") && !raw_cases[i].contains("rtol")) {
       if (auto dt = parse_dtype(c.dtype)) {
-        auto tol = o.default_tolerance(*dt);
+        auto tol = o.tolerance_at(*dt, c.dims);
         c.atol = tol.atol;
         c.rtol = tol.rtol;
       }

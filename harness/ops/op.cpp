@@ -3,8 +3,11 @@
 #include "ops/op.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numbers>
+#include <thread>
+#include <vector>
 
 #include "ops/random_stream.h"
 
@@ -72,6 +75,40 @@ double Op::large_scale(const Dims& /*dims*/, DType dtype) const {
 
 int64_t Op::integer_bound(const TensorDecl& /*t*/, const Dims& /*dims*/) const { return 1 << 16; }
 
+namespace {
+
+std::atomic<int> g_input_threads{0};
+
+// Runs body(c) for every c in [0, n) on up to `threads` threads (the caller's included).
+template <typename Body>
+void for_each_chunk(int64_t n, int threads, Body&& body) {
+  threads = static_cast<int>(std::min<int64_t>(n, std::max(1, threads)));
+  if (threads <= 1) {
+    for (int64_t c = 0; c < n; ++c) body(c);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  auto work = [&] {
+    for (int64_t c = next.fetch_add(1); c < n; c = next.fetch_add(1)) body(c);
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(threads - 1));
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
+void set_input_threads(int n) { g_input_threads.store(std::max(0, n)); }
+
+int input_threads() {
+  int n = g_input_threads.load();
+  if (n > 0) return n;
+  unsigned hw = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(hw, 1u, 64u));
+}
+
 std::vector<HostTensor> Op::make_inputs(const Dims& dims, DType dtype, uint64_t seed,
                                         Distribution dist) const {
   std::vector<HostTensor> out;
@@ -81,11 +118,19 @@ std::vector<HostTensor> Op::make_inputs(const Dims& dims, DType dtype, uint64_t 
     const TensorDecl& t = decls[i];
     const DType dt = t.fixed_dtype.value_or(dtype);
     HostTensor h = HostTensor::make(dt, shape_of(t, dims));
-    RandomStream rng(seed, i);
     const int64_t n = h.numel();
+    const int64_t chunks = (n + kInputChunk - 1) / kInputChunk;
+    // Small tensors stay on the calling thread: starting threads costs more than drawing.
+    const int threads = n >= 4 * kInputChunk ? input_threads() : 1;
+    // Distinct elements of one tensor are distinct bytes: chunks write without locks.
+    auto stream = [&](int64_t c) { return RandomStream(seed, (static_cast<uint64_t>(i) << 32) | static_cast<uint64_t>(c)); };
     if (!is_float(dt)) {
       const uint64_t bound = static_cast<uint64_t>(std::max<int64_t>(1, integer_bound(t, dims)));
-      for (int64_t e = 0; e < n; ++e) h.set(e, static_cast<double>(rng.below(bound)));
+      for_each_chunk(chunks, threads, [&](int64_t c) {
+        RandomStream rng = stream(c);
+        const int64_t end = std::min(n, (c + 1) * kInputChunk);
+        for (int64_t e = c * kInputChunk; e < end; ++e) h.set(e, static_cast<double>(rng.below(bound)));
+      });
       out.push_back(std::move(h));
       continue;
     }
@@ -93,18 +138,22 @@ std::vector<HostTensor> Op::make_inputs(const Dims& dims, DType dtype, uint64_t 
     const int64_t row = h.shape.empty() ? 1 : std::max<int64_t>(1, h.shape.back());
     const double clamp = std::min(4 * big, dtype_max(dt));
     const double mixed_hi = std::min(1e3, big);
-    for (int64_t e = 0; e < n; ++e) {
-      double v = 0;
-      switch (dist) {
-        case Distribution::kNormal: v = rng.normal(); break;
-        case Distribution::kUniform01: v = rng.uniform01(); break;
-        case Distribution::kSigned: v = 2 * rng.uniform01() - 1; break;
-        case Distribution::kLarge: v = std::clamp(rng.normal() * big, -clamp, clamp); break;
-        case Distribution::kTiny: v = rng.normal() * 1e-6; break;
-        case Distribution::kMixed: v = rng.normal() * (((e / row) % 2 == 0) ? mixed_hi : 1e-3); break;
+    for_each_chunk(chunks, threads, [&](int64_t c) {
+      RandomStream rng = stream(c);
+      const int64_t end = std::min(n, (c + 1) * kInputChunk);
+      for (int64_t e = c * kInputChunk; e < end; ++e) {
+        double v = 0;
+        switch (dist) {
+          case Distribution::kNormal: v = rng.normal(); break;
+          case Distribution::kUniform01: v = rng.uniform01(); break;
+          case Distribution::kSigned: v = 2 * rng.uniform01() - 1; break;
+          case Distribution::kLarge: v = std::clamp(rng.normal() * big, -clamp, clamp); break;
+          case Distribution::kTiny: v = rng.normal() * 1e-6; break;
+          case Distribution::kMixed: v = rng.normal() * (((e / row) % 2 == 0) ? mixed_hi : 1e-3); break;
+        }
+        h.set(e, v);
       }
-      h.set(e, v);
-    }
+    });
     out.push_back(std::move(h));
   }
   return out;
@@ -123,6 +172,8 @@ double Op::min_bytes(const Dims& dims, DType dtype) const {
   add(outputs());
   return bytes;
 }
+
+Tolerance Op::tolerance_at(DType dtype, const Dims& /*dims*/) const { return default_tolerance(dtype); }
 
 Tolerance Op::default_tolerance(DType dtype) const {
   // Output rounding alone costs up to one unit roundoff (f16 2^-11, bf16 2^-8); the

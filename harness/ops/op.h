@@ -38,6 +38,12 @@ struct TensorDecl {
   std::optional<DType> fixed_dtype;
 };
 
+// Elements per random stream in Op::make_inputs.
+inline constexpr int64_t kInputChunk = 1 << 16;
+// Threads Op::make_inputs may use: 0 (the default) = the machine's hardware threads.
+void set_input_threads(int n);
+int input_threads();
+
 struct Tolerance {
   double atol = 0;
   double rtol = 0;
@@ -71,9 +77,11 @@ class Op {
   virtual std::vector<TensorDecl> outputs() const = 0;
   // "" when the dims are usable, else why not ("C must be >= 1").
   virtual std::string check_dims(const Dims& dims) const;
-  // Inputs for one case; deterministic in (dims, dtype, seed, dist). Input i draws from
-  // its own stream seeded by (seed, i). Float inputs take `dtype`; a fixed-dtype integer
-  // input is uniform in [0, integer_bound) whatever the distribution.
+  // Inputs for one case; deterministic in (dims, dtype, seed, dist). Input i is drawn in
+  // chunks of kInputChunk elements, chunk c from its own stream seeded by (seed, i, c), so
+  // large tensors are drawn on several threads with the same values whatever their number.
+  // Float inputs take `dtype`; a fixed-dtype integer input is uniform in
+  // [0, integer_bound) whatever the distribution.
   virtual std::vector<HostTensor> make_inputs(const Dims& dims, DType dtype, uint64_t seed,
                                               Distribution dist) const;
   // Scale S of Distribution::kLarge (values N(0,1)*S clamped to +-min(4S, dtype max)) and
@@ -90,6 +98,9 @@ class Op {
   // Fewest bytes a kernel must move: each input read once, each output written once.
   virtual double min_bytes(const Dims& dims, DType dtype) const;
   virtual Tolerance default_tolerance(DType dtype) const;
+  // The tolerance of one case: the dtype's default, widened where rounding error grows
+  // with the shape (a K-long dot product). Default: default_tolerance(dtype).
+  virtual Tolerance tolerance_at(DType dtype, const Dims& dims) const;
   std::vector<int64_t> shape_of(const TensorDecl& t, const Dims& dims) const;
 };
 

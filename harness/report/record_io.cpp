@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
@@ -128,15 +129,30 @@ RunRecords load_run_dir(const std::string& out_dir) {
   if (!fs::is_directory(out_dir, ec))
     throw UsageError(out_dir + ": not a directory");
   fs::path results_dir = fs::path(out_dir) / "results";
-  if (!fs::is_directory(results_dir, ec))
+  // A shard that was given no problems (more shards than problems) has run.json with an
+  // empty plan and no records: an empty run, not an error.
+  auto empty_shard = [&]() -> std::optional<RunRecords> {
+    fs::path info_path = fs::path(out_dir) / "run.json";
+    if (!fs::exists(info_path, ec)) return std::nullopt;
+    RunRecords run;
+    run.info = load_run_info(info_path.string());
+    if (!run.info.planned.empty()) return std::nullopt;
+    return run;
+  };
+  if (!fs::is_directory(results_dir, ec)) {
+    if (auto e = empty_shard()) return *e;
     throw UsageError(results_dir.string() + ": no result records (directory missing)");
+  }
 
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(results_dir, ec)) {
     if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
   }
   if (ec) throw UsageError(results_dir.string() + ": cannot list: " + ec.message());
-  if (files.empty()) throw UsageError(results_dir.string() + ": no result records (*.json)");
+  if (files.empty()) {
+    if (auto e = empty_shard()) return *e;
+    throw UsageError(results_dir.string() + ": no result records (*.json)");
+  }
   std::sort(files.begin(), files.end());
 
   RunRecords run;

@@ -28,7 +28,23 @@ run() {
 
 B=(bench --problem "$FX/problem.yaml" --min-time 0.2 --max-time 0.6 --timeout 60)
 
-run ok 0 "verdict: PASS" -- "${B[@]}" --candidate "$FX/ok.cpp" --seed 7 --json "$TMP/ok.json"
+run ok 0 "verdict: PASS" -- "${B[@]}" --candidate "$FX/ok.cpp" --seed 7 --json "$TMP/ok.json" --gbench-json "$TMP/ok.gbench.json"
+# The timing samples as Google Benchmark JSON: one iteration entry per sample, per side,
+# plus the aggregates, and the same sample counts as the verdict.
+if ! python3 - "$TMP/ok.json" "$TMP/ok.gbench.json" <<'PYEOF'
+import json, sys
+v = json.load(open(sys.argv[1])); g = json.load(open(sys.argv[2]))
+assert "context" in g and g["context"]["kgate_timer"] == v["timing"]["timer"], g.get("context")
+it = [b for b in g["benchmarks"] if b["run_type"] == "iteration"]
+names = sorted({b["name"] for b in it})
+assert len(names) == 2 and any(n.endswith("/candidate") for n in names), names
+cand = [b for b in it if b["name"].endswith("/candidate")]
+assert len(cand) == len(v["timing"]["candidate_samples_us"]) > 0, (len(cand), len(v["timing"]["candidate_samples_us"]))
+assert any(b["run_type"] == "aggregate" and b.get("aggregate_name") == "median" for b in g["benchmarks"])
+PYEOF
+then
+  echo "FAIL ok.gbench.json: not the expected Google Benchmark JSON"; fails=$((fails + 1))
+fi
 if ! python3 -c "import json,sys; v=json.load(open(sys.argv[1])); assert v['version']==1 and v['passed'] and v['seed']==7 and len(v['gates'])==4 and v['timing']['candidate_us']>0" "$TMP/ok.json"; then
   echo "FAIL ok.json: not the expected verdict"; fails=$((fails + 1))
 fi

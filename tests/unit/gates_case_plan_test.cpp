@@ -103,3 +103,44 @@ TEST(CasePlan, SameSeedSamePlan) {
 
 }  // namespace
 }  // namespace kgate::gates
+
+namespace kgate::gates {
+namespace {
+
+TEST(CasePlan, MatmulAtolGrowsWithTheDotProductLength) {
+  const ops::Op* op = ops::find_op("matmul");
+  ASSERT_NE(op, nullptr);
+  const double f32 = op->default_tolerance(DType::kF32).atol;
+  const double f16 = op->default_tolerance(DType::kF16).atol;
+  auto at = [&](DType dt, int64_t k) { return op->tolerance_at(dt, {{"M", 64}, {"N", 64}, {"K", k}}); };
+  EXPECT_DOUBLE_EQ(at(DType::kF32, 128).atol, f32);        // short dot products: the default
+  EXPECT_DOUBLE_EQ(at(DType::kF32, 4096).atol, 16 * f32);  // linear in K beyond 256
+  EXPECT_DOUBLE_EQ(at(DType::kF16, 1024).atol, 2 * f16);   // sqrt(K / 256) for half types
+  EXPECT_DOUBLE_EQ(at(DType::kF32, 4096).rtol, op->default_tolerance(DType::kF32).rtol);
+  // Other ops keep their dtype default at any shape.
+  const ops::Op* sm = ops::find_op("softmax");
+  EXPECT_DOUBLE_EQ(sm->tolerance_at(DType::kF32, {{"R", 8}, {"C", 1 << 20}}).atol,
+                   sm->default_tolerance(DType::kF32).atol);
+
+  // The plan uses the case's shape; a problem override still wins.
+  config::NativeProblem p;
+  p.id = "mm";
+  p.op = "matmul";
+  p.bench = {{"M", 64}, {"N", 64}, {"K", 4096}};
+  p.dtypes = {DType::kF32};
+  auto cases = plan_correctness(p, *op, "host", 1, 1);
+  ASSERT_FALSE(cases.empty());
+  for (const auto& c : cases) {
+    const double want = op->tolerance_at(DType::kF32, c.check.dims).atol * (c.adversarial ? 10 : 1);
+    EXPECT_DOUBLE_EQ(c.check.atol, want) << c.check.case_id;
+  }
+  p.tolerance[DType::kF32] = {1e-3, 1e-3};
+  for (const auto& c : plan_correctness(p, *op, "host", 1, 1)) {
+    if (!c.adversarial) {
+      EXPECT_DOUBLE_EQ(c.check.atol, 1e-3);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kgate::gates

@@ -66,6 +66,33 @@ TEST(OpsInputs, DeterministicAndSeedSensitive) {
   EXPECT_NE(a[1].bytes, a[2].bytes);  // w and b come from different streams
 }
 
+TEST(OpsInputs, SameValuesWhateverTheThreadCount) {
+  // Large enough to be drawn in parallel chunks, with a partial last chunk.
+  const Op& op = *find_op("softmax");
+  const Dims d = {{"R", 9}, {"C", kInputChunk - 3}};
+  for (auto dist : {Distribution::kNormal, Distribution::kMixed, Distribution::kSigned}) {
+    set_input_threads(1);
+    auto serial = op.make_inputs(d, DType::kF32, 7, dist);
+    set_input_threads(3);
+    auto threaded = op.make_inputs(d, DType::kF32, 7, dist);
+    set_input_threads(0);
+    ASSERT_EQ(serial.size(), threaded.size());
+    EXPECT_EQ(serial[0].bytes, threaded[0].bytes);
+    // Chunks are independent streams: the first two chunks differ.
+    auto v = serial[0].to_doubles();
+    EXPECT_NE(v[0], v[static_cast<std::size_t>(kInputChunk)]);
+  }
+  // An integer input (cross_entropy targets) too.
+  const Op& ce = *find_op("cross_entropy");
+  const Dims dc = {{"R", 4 * kInputChunk + 5}, {"V", 3}};
+  set_input_threads(1);
+  auto a = ce.make_inputs(dc, DType::kF32, 3, Distribution::kNormal);
+  set_input_threads(2);
+  auto b = ce.make_inputs(dc, DType::kF32, 3, Distribution::kNormal);
+  set_input_threads(0);
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].bytes, b[i].bytes) << i;
+}
+
 double min_of(const HostTensor& t) {
   auto v = t.to_doubles();
   return *std::min_element(v.begin(), v.end());
