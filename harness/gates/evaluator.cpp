@@ -375,6 +375,33 @@ struct Evaluator::Impl {
     *timing = pj.timing;
     return pj.gate;
   }
+
+  // A fresh process: no state (allocator, caches, clocks warmed by earlier candidates)
+  // carries over into the final numbers. `baseline_path` + `mode` as compile_baseline takes
+  // them; `what` names the measurement in errors.
+  Timing remeasure_in_fresh_worker(const std::string& candidate_path,
+                                    const std::map<std::string, std::string>& defines,
+                                    const std::string& baseline_path, const std::string& mode,
+                                    const std::string& what) {
+    Impl& m = *this;
+    worker::Worker fresh(m.spec());
+    protocol::DeviceInfo dev = m.setup(fresh);
+    m.compile_baseline(fresh, baseline_path, mode);
+    protocol::CompileParams cp;
+    cp.slot = "candidate";
+    cp.source_path = absolute(candidate_path);
+    cp.defines = defines;
+    worker::Reply r = fresh.call("compile", Json(cp), m.compile_timeout());
+    if (!r.good() || !r.result.value("compiled", false)) {
+      throw InfraError(what + ": candidate " + candidate_path + " did not compile in a fresh worker: " +
+                       (r.good() ? first_errors(r.result.value("log", std::string())) : r.describe()));
+    }
+    r = fresh.call("time", Json(m.time_params()), m.time_timeout());
+    if (!r.good()) throw InfraError(what + ": timing failed: " + r.describe());
+    return judge_performance(r.result.get<protocol::TimeResult>(), m.timed_case_id(), m.opt.thresholds,
+                             m.bandwidth(dev), m.opt.measurement.min_samples)
+        .timing;
+  }
 };
 
 Evaluator::Evaluator(config::NativeProblem problem, EvalOptions options) : impl_(std::make_unique<Impl>()) {
@@ -461,23 +488,7 @@ Timing Evaluator::remeasure_reference(const std::string& candidate_path,
                                       const std::string& mode) {
   Impl& m = *impl_;
   if (!m.kernelbench()) throw UsageError("remeasure_reference: " + m.problem.id + " is not a KernelBench problem");
-  worker::Worker fresh(m.spec());
-  protocol::DeviceInfo dev = m.setup(fresh);
-  m.compile_baseline(fresh, m.problem.path, mode);
-  protocol::CompileParams cp;
-  cp.slot = "candidate";
-  cp.source_path = absolute(candidate_path);
-  cp.defines = defines;
-  worker::Reply r = fresh.call("compile", Json(cp), m.compile_timeout());
-  if (!r.good() || !r.result.value("compiled", false)) {
-    throw InfraError("remeasure vs " + mode + ": candidate " + candidate_path + " did not load in a fresh worker: " +
-                     (r.good() ? first_errors(r.result.value("log", std::string())) : r.describe()));
-  }
-  r = fresh.call("time", Json(m.time_params()), m.time_timeout());
-  if (!r.good()) throw InfraError("remeasure vs " + mode + ": timing failed: " + r.describe());
-  return judge_performance(r.result.get<protocol::TimeResult>(), m.timed_case_id(), m.opt.thresholds,
-                           m.bandwidth(dev), m.opt.measurement.min_samples)
-      .timing;
+  return m.remeasure_in_fresh_worker(candidate_path, defines, m.problem.path, mode, "remeasure vs " + mode);
 }
 
 bool Evaluator::kernelbench() const { return impl_->kernelbench(); }
@@ -486,25 +497,7 @@ Timing Evaluator::remeasure(const std::string& candidate_path,
                             const std::map<std::string, std::string>& defines,
                             const std::string& baseline_path) {
   Impl& m = *impl_;
-  // A fresh process: no state (allocator, caches, clocks warmed by earlier candidates)
-  // carries over into the final numbers.
-  worker::Worker fresh(m.spec());
-  protocol::DeviceInfo dev = m.setup(fresh);
-  m.compile_baseline(fresh, m.resolve_baseline(baseline_path));
-  protocol::CompileParams cp;
-  cp.slot = "candidate";
-  cp.source_path = absolute(candidate_path);
-  cp.defines = defines;
-  worker::Reply r = fresh.call("compile", Json(cp), m.compile_timeout());
-  if (!r.good() || !r.result.value("compiled", false)) {
-    throw InfraError("remeasure: candidate " + candidate_path + " did not compile in a fresh worker: " +
-                     (r.good() ? first_errors(r.result.value("log", std::string())) : r.describe()));
-  }
-  r = fresh.call("time", Json(m.time_params()), m.time_timeout());
-  if (!r.good()) throw InfraError("remeasure: timing failed: " + r.describe());
-  auto pj = judge_performance(r.result.get<protocol::TimeResult>(), m.timed_case_id(), m.opt.thresholds,
-                              m.bandwidth(dev), m.opt.measurement.min_samples);
-  return pj.timing;
+  return m.remeasure_in_fresh_worker(candidate_path, defines, m.resolve_baseline(baseline_path), "", "remeasure");
 }
 
 }  // namespace kgate::gates

@@ -10,20 +10,7 @@ TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 fails=0
 
-# run NAME EXPECTED_RC NEEDLE -- ARGS...
-run() {
-  local name="$1" want_rc="$2" needle="$3"
-  shift 4
-  "$KGATE" "$@" >"$TMP/$name.out" 2>&1
-  local rc=$?
-  if [ "$rc" != "$want_rc" ]; then
-    echo "FAIL $name: exit $rc, want $want_rc"; sed 's/^/    /' "$TMP/$name.out" | tail -30; fails=$((fails + 1)); return
-  fi
-  if ! grep -qF -- "$needle" "$TMP/$name.out"; then
-    echo "FAIL $name: output lacks '$needle'"; sed 's/^/    /' "$TMP/$name.out" | tail -30; fails=$((fails + 1)); return
-  fi
-  echo "ok   $name (exit $rc)"
-}
+source "$SRC/tests/e2e/bench_lib.sh.inc"
 # gates_pass JSON GATE...: the verdict's listed gates passed.
 gates_pass() {
   local json="$1"; shift
