@@ -97,3 +97,37 @@ TEST(SearchTuner, LargeSpacesUseASpreadSampleAndStillConverge) {
 
 }  // namespace
 }  // namespace kgate::search
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "search/tuner_agent.h"
+
+namespace kgate::search {
+namespace {
+
+// After a resume, the baseline is replayed with an empty point: descriptions still name
+// the value each knob moves from (the declared default), never "?".
+TEST(TunerAgent, DescriptionsStartFromTheDeclaredDefaults) {
+  namespace fs = std::filesystem;
+  const std::string src = "// kgate:tune BLOCK=[64,128,256] ROWS=[1,2]\n#ifndef BLOCK\n#define BLOCK 64\n#endif\n"
+                          "#ifndef ROWS\n#define ROWS 1\n#endif\n";
+  fs::path dir = fs::temp_directory_path() / ("kgate-tuner-agent-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  { std::ofstream(dir / "k.cpp") << src; }
+  TunerAgent agent(parse_tune_space(src, "k.cpp"), 7);
+  agent.replay(Point{}, /*kept=*/true, 100.0);
+  AgentContext ctx;
+  ctx.workspace = dir.string();
+  ctx.candidate = "k.cpp";
+  Proposal p = agent.propose(ctx);
+  EXPECT_EQ(p.description.find('?'), std::string::npos) << p.description;
+  EXPECT_TRUE(p.description.find("64->") != std::string::npos || p.description.find("1->") != std::string::npos)
+      << p.description;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kgate::search
