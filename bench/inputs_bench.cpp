@@ -1,6 +1,6 @@
-// Drawing correctness inputs on the host (Op::make_inputs): the part of a correctness case
-// that grows with the tensor. Arg 0: threads (1 = serial); the elements are a softmax
-// input of 2048 x 8192 (16.8M, f32).
+// The host-side cost of a correctness case that grows with the tensor: drawing the inputs
+// (Op::make_inputs) and the float64 truth (reference_f64_threaded). Arg 0: threads
+// (1 = serial); the case is a softmax of 2048 x 8192 (16.8M, f32).
 #include <benchmark/benchmark.h>
 
 #include "ops/op.h"
@@ -19,5 +19,42 @@ void BM_MakeInputsSoftmax(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 2048 * 8192);
 }
 BENCHMARK(BM_MakeInputsSoftmax)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+namespace {
+
+// The float64 truth of the same softmax case, sliced by rows over Arg(0) threads.
+void BM_ReferenceSoftmax(benchmark::State& state) {
+  const kgate::ops::Op* op = kgate::ops::find_op("softmax");
+  const kgate::ops::Dims dims{{"R", 2048}, {"C", 8192}};
+  auto in = op->make_inputs(dims, kgate::DType::kF32, 42, kgate::ops::Distribution::kNormal);
+  kgate::ops::set_input_threads(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto truth = kgate::ops::reference_f64_threaded(*op, dims, in);
+    benchmark::DoNotOptimize(truth.front().bytes.data());
+  }
+  kgate::ops::set_input_threads(0);
+  state.SetItemsProcessed(state.iterations() * 2048 * 8192);
+}
+BENCHMARK(BM_ReferenceSoftmax)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+namespace {
+
+// A compute-bound truth: matmul 512 x 512 x 1024 (268M multiply-adds in double).
+void BM_ReferenceMatmul(benchmark::State& state) {
+  const kgate::ops::Op* op = kgate::ops::find_op("matmul");
+  const kgate::ops::Dims dims{{"M", 512}, {"N", 512}, {"K", 1024}};
+  auto in = op->make_inputs(dims, kgate::DType::kF32, 42, kgate::ops::Distribution::kNormal);
+  kgate::ops::set_input_threads(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    auto truth = kgate::ops::reference_f64_threaded(*op, dims, in);
+    benchmark::DoNotOptimize(truth.front().bytes.data());
+  }
+  kgate::ops::set_input_threads(0);
+}
+BENCHMARK(BM_ReferenceMatmul)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -57,7 +57,7 @@ CaseData make_case_data(const ops::Op& op, const UserReference* ref,
   CaseData data;
   data.dtype = *dtype;
   data.inputs = op.make_inputs(c.dims, *dtype, c.seed, *dist);
-  data.truth = ref ? ref->compute(op, c.dims, data.inputs) : op.reference_f64(c.dims, data.inputs);
+  data.truth = ref ? ref->compute(op, c.dims, data.inputs) : ops::reference_f64_threaded(op, c.dims, data.inputs);
   auto outs = op.outputs();
   if (data.truth.size() != outs.size()) {
     throw std::runtime_error("reference produced " + std::to_string(data.truth.size()) +

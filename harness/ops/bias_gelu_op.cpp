@@ -8,6 +8,7 @@ class BiasGeluOp final : public Op {
  public:
   std::string_view name() const override { return "bias_gelu"; }
   std::string_view summary() const override { return "bias add then tanh-approximated GELU over x[R,C], b[C]"; }
+  std::string independent_dim() const override { return "R"; }
   std::vector<std::string> dims() const override { return {"R", "C"}; }
   std::vector<TensorDecl> inputs() const override { return {{"x", {"R", "C"}, {}}, {"b", {"C"}, {}}}; }
   std::vector<TensorDecl> outputs() const override { return {{"y", {"R", "C"}, {}}}; }

@@ -14,6 +14,7 @@ class LayernormOp final : public Op {
   std::string_view summary() const override {
     return "layer normalisation of x[R,C] rows with w[C], b[C] (eps 1e-5, biased variance)";
   }
+  std::string independent_dim() const override { return "R"; }
   std::vector<std::string> dims() const override { return {"R", "C"}; }
   std::vector<TensorDecl> inputs() const override {
     return {{"x", {"R", "C"}, {}}, {"w", {"C"}, {}}, {"b", {"C"}, {}}};

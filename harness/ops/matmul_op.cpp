@@ -10,6 +10,7 @@ class MatmulOp final : public Op {
  public:
   std::string_view name() const override { return "matmul"; }
   std::string_view summary() const override { return "dense matrix product A[M,K] x B[K,N] -> C[M,N]"; }
+  std::string independent_dim() const override { return "M"; }
   std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
   std::vector<TensorDecl> inputs() const override { return {{"A", {"M", "K"}, {}}, {"B", {"K", "N"}, {}}}; }
   std::vector<TensorDecl> outputs() const override { return {{"C", {"M", "N"}, {}}}; }

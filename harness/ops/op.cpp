@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <cmath>
 #include <numbers>
 #include <thread>
@@ -155,6 +156,73 @@ std::vector<HostTensor> Op::make_inputs(const Dims& dims, DType dtype, uint64_t 
       }
     });
     out.push_back(std::move(h));
+  }
+  return out;
+}
+
+namespace {
+
+// Rows [a, b) of a row-major tensor (its first dimension).
+HostTensor slice_rows(const HostTensor& t, int64_t a, int64_t b) {
+  std::vector<int64_t> shape = t.shape;
+  const int64_t rows = shape.front();
+  const std::size_t row_bytes = rows == 0 ? 0 : t.bytes.size() / static_cast<std::size_t>(rows);
+  shape.front() = b - a;
+  HostTensor s = HostTensor::make(t.dtype, shape);
+  std::copy(t.bytes.begin() + static_cast<std::ptrdiff_t>(a * static_cast<int64_t>(row_bytes)),
+            t.bytes.begin() + static_cast<std::ptrdiff_t>(b * static_cast<int64_t>(row_bytes)), s.bytes.begin());
+  return s;
+}
+
+}  // namespace
+
+std::vector<HostTensor> reference_f64_threaded(const Op& op, const Dims& dims,
+                                               const std::vector<HostTensor>& inputs) {
+  const std::string d = op.independent_dim();
+  auto it = dims.find(d);
+  int64_t elements = 0;
+  for (const auto& t : inputs) elements += t.numel();
+  const int threads = input_threads();
+  if (d.empty() || it == dims.end() || it->second < 2 || threads <= 1 || elements < (int64_t{1} << 20))
+    return op.reference_f64(dims, inputs);
+  const std::vector<TensorDecl> in_decls = op.inputs(), out_decls = op.outputs();
+  auto leads = [&](const TensorDecl& t) { return !t.shape.empty() && t.shape.front() == d; };
+  auto has = [&](const TensorDecl& t) { return std::find(t.shape.begin(), t.shape.end(), d) != t.shape.end(); };
+  if (in_decls.size() != inputs.size()) return op.reference_f64(dims, inputs);
+  for (const auto& t : in_decls)
+    if (has(t) && !leads(t)) return op.reference_f64(dims, inputs);
+  for (const auto& t : out_decls)
+    if (!leads(t)) return op.reference_f64(dims, inputs);
+
+  const int64_t rows = it->second;
+  const int parts = static_cast<int>(std::min<int64_t>(rows, threads));
+  std::vector<std::vector<HostTensor>> results(static_cast<std::size_t>(parts));
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(parts));
+  for_each_chunk(parts, parts, [&](int64_t k) {
+    try {
+      const int64_t a = rows * k / parts, b = rows * (k + 1) / parts;
+      Dims sub = dims;
+      sub[d] = b - a;
+      std::vector<HostTensor> part;
+      part.reserve(inputs.size());
+      for (std::size_t i = 0; i < inputs.size(); ++i)
+        part.push_back(leads(in_decls[i]) ? slice_rows(inputs[i], a, b) : inputs[i]);
+      results[static_cast<std::size_t>(k)] = op.reference_f64(sub, part);
+    } catch (...) {
+      errors[static_cast<std::size_t>(k)] = std::current_exception();
+    }
+  });
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  // Concatenate each output's slices along its first dimension.
+  std::vector<HostTensor> out;
+  for (std::size_t j = 0; j < results.front().size(); ++j) {
+    std::vector<int64_t> shape = results.front()[j].shape;
+    shape.front() = rows;
+    HostTensor t = HostTensor::make(results.front()[j].dtype, shape);
+    auto dst = t.bytes.begin();
+    for (const auto& r : results) dst = std::copy(r[j].bytes.begin(), r[j].bytes.end(), dst);
+    out.push_back(std::move(t));
   }
   return out;
 }

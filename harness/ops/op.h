@@ -94,6 +94,10 @@ class Op {
   // The truth: every input converted to double, computed in double.
   virtual std::vector<HostTensor> reference_f64(const Dims& dims,
                                                 const std::vector<HostTensor>& inputs) const = 0;
+  // A dim along which the reference is independent ("R" for row-wise ops, "M" for matmul):
+  // every output and every input that has it has it first, and slices along it can be
+  // computed separately. "" (the default) = no such dim.
+  virtual std::string independent_dim() const { return ""; }
   virtual double flops(const Dims& dims) const = 0;
   // Fewest bytes a kernel must move: each input read once, each output written once.
   virtual double min_bytes(const Dims& dims, DType dtype) const;
@@ -103,6 +107,11 @@ class Op {
   virtual Tolerance tolerance_at(DType dtype, const Dims& dims) const;
   std::vector<int64_t> shape_of(const TensorDecl& t, const Dims& dims) const;
 };
+
+// op.reference_f64, computed in slices along op.independent_dim() on input_threads()
+// threads when the case is large; the same values as one call.
+std::vector<HostTensor> reference_f64_threaded(const Op& op, const Dims& dims,
+                                               const std::vector<HostTensor>& inputs);
 
 const Op* find_op(std::string_view name);
 std::vector<std::string> op_names();

@@ -12,6 +12,7 @@ class RmsnormOp final : public Op {
  public:
   std::string_view name() const override { return "rmsnorm"; }
   std::string_view summary() const override { return "RMS normalisation of x[R,C] rows, scaled by w[C] (eps 1e-6)"; }
+  std::string independent_dim() const override { return "R"; }
   std::vector<std::string> dims() const override { return {"R", "C"}; }
   std::vector<TensorDecl> inputs() const override { return {{"x", {"R", "C"}, {}}, {"w", {"C"}, {}}}; }
   std::vector<TensorDecl> outputs() const override { return {{"y", {"R", "C"}, {}}}; }

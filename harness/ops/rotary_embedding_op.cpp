@@ -13,6 +13,7 @@ class RotaryEmbeddingOp final : public Op {
   std::string_view summary() const override {
     return "rotate-half rotary position embedding of x[B,H,S,D] with cos/sin[S,D/2]";
   }
+  std::string independent_dim() const override { return "B"; }
   std::vector<std::string> dims() const override { return {"B", "H", "S", "D"}; }
   std::vector<TensorDecl> inputs() const override {
     return {{"x", {"B", "H", "S", "D"}, {}}, {"cos", {"S", "D/2"}, {}}, {"sin", {"S", "D/2"}, {}}};

@@ -10,6 +10,7 @@ class SoftmaxOp final : public Op {
  public:
   std::string_view name() const override { return "softmax"; }
   std::string_view summary() const override { return "row-wise softmax of x[R,C]"; }
+  std::string independent_dim() const override { return "R"; }
   std::vector<std::string> dims() const override { return {"R", "C"}; }
   std::vector<TensorDecl> inputs() const override { return {{"x", {"R", "C"}, {}}}; }
   std::vector<TensorDecl> outputs() const override { return {{"y", {"R", "C"}, {}}}; }

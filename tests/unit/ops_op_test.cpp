@@ -66,6 +66,36 @@ TEST(OpsInputs, DeterministicAndSeedSensitive) {
   EXPECT_NE(a[1].bytes, a[2].bytes);  // w and b come from different streams
 }
 
+TEST(OpsReference, ThreadedSlicesEqualOneCall) {
+  const std::vector<std::pair<std::string, Dims>> cases = {
+      {"softmax", {{"R", 64}, {"C", 16384}}},
+      {"rmsnorm", {{"R", 63}, {"C", 16385}}},
+      {"layernorm", {{"R", 64}, {"C", 16384}}},
+      {"bias_gelu", {{"R", 65}, {"C", 16384}}},
+      {"reduce_sum", {{"R", 67}, {"C", 16384}}},
+      {"matmul", {{"M", 97}, {"N", 64}, {"K", 8192}}},
+      {"rotary_embedding", {{"B", 5}, {"H", 4}, {"S", 256}, {"D", 256}}},
+      {"cross_entropy", {{"R", 64}, {"V", 16384}}},  // no independent dim: one call
+  };
+  for (const auto& [name, d] : cases) {
+    const Op& op = *find_op(name);
+    ASSERT_EQ(op.check_dims(d), "") << name;
+    auto in = op.make_inputs(d, DType::kF32, 11, Distribution::kNormal);
+    set_input_threads(1);
+    auto serial = reference_f64_threaded(op, d, in);
+    set_input_threads(3);
+    auto threaded = reference_f64_threaded(op, d, in);
+    set_input_threads(0);
+    auto direct = op.reference_f64(d, in);
+    ASSERT_EQ(serial.size(), threaded.size()) << name;
+    for (std::size_t j = 0; j < serial.size(); ++j) {
+      EXPECT_EQ(threaded[j].shape, direct[j].shape) << name;
+      EXPECT_EQ(threaded[j].bytes, direct[j].bytes) << name << " output " << j;
+      EXPECT_EQ(serial[j].bytes, direct[j].bytes) << name << " output " << j;
+    }
+  }
+}
+
 TEST(OpsInputs, SameValuesWhateverTheThreadCount) {
   // Large enough to be drawn in parallel chunks, with a partial last chunk.
   const Op& op = *find_op("softmax");
