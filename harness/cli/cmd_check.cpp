@@ -5,7 +5,6 @@
 // Exit: 0 pass (or nothing to check) · 1 a gate failed or a significant slowdown ·
 // 2 usage (unknown ref, not a repository, bad config) · 3 infrastructure.
 #include <git2.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,7 +26,6 @@
 #include "core/log.h"
 #include "gates/evaluator.h"
 #include "gates/static_gate.h"
-#include "kgate/build_info.h"
 #include "report/record_io.h"
 #include "report/report_writer.h"
 
@@ -160,17 +158,6 @@ std::string pad(std::string s, size_t w) {
   return s;
 }
 
-report::Environment environment(const std::string& backend) {
-  report::Environment env;
-  env.backend = backend;
-  env.kgate_version = build::kVersion;
-  env.git_sha = build::kGitSha;
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  env.host = host;
-  return env;
-}
-
 void print_verdict(const gates::CandidateVerdict& v) {
   for (const auto& g : v.gates) {
     std::printf("  %-12s %-7s %6.2f s", word(g.gate).c_str(), word(g.status).c_str(), g.elapsed_s);
@@ -301,7 +288,7 @@ ExitCode cmd_check(const CheckOptions& o) {
   info.config_hash = gates::hash_bytes(mb_sha + "\n" + head_sha + "\n" + suite_id + "\n" + backend);
   info.seed = seed;
   info.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
-  info.env = environment(backend);
+  info.env = report::host_environment(backend);
   for (const auto& t : map.targets) info.planned.push_back(t.problem);
   for (const auto& s : map.other_backend) info.planned.push_back(s.problem);
   info.fail_on_performance = true;  // a PR check fails on a significant slowdown

@@ -1,5 +1,7 @@
 #include "report/record_io.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -11,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "kgate/build_info.h"
 
 namespace fs = std::filesystem;
 
@@ -207,6 +210,16 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   }
   fs::rename(tmp, p, ec);
   if (ec) throw InfraError(path + ": cannot rename into place: " + ec.message());
+}
+
+Environment host_environment(const std::string& backend) {
+  Environment env;
+  env.backend = backend;
+  env.kgate_version = build::kVersion;
+  env.git_sha = build::kGitSha;
+  char host[256] = {0};
+  if (::gethostname(host, sizeof host - 1) == 0) env.host = host;
+  return env;
 }
 
 void write_run_info(const std::string& out_dir, const RunInfo& info) {

@@ -29,6 +29,9 @@ RunRecords load_run_dir(const std::string& out_dir);
 // Writes run.json and results/*.json (atomically per file: temp file + rename).
 // Throws InfraError on I/O failure.
 void write_run_info(const std::string& out_dir, const RunInfo& info);
+// This machine and this kgate build (host name, version, git sha) for `backend`; the
+// device fields stay empty for the caller to fill.
+Environment host_environment(const std::string& backend);
 void write_result(const std::string& out_dir, const ProblemResult& r);
 
 // Writes `text` to `path` through a temp file + rename; creates parent directories.

@@ -1,6 +1,5 @@
 #include "search/suite_run.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +17,6 @@
 #include "core/log.h"
 #include "gates/static_gate.h"
 #include "report/record_io.h"
-#include "kgate/build_info.h"
 #include "search/agent.h"
 #include "search/budget_plan.h"
 #include "search/experiment_record.h"
@@ -35,7 +33,7 @@ std::string journal_path(const std::string& out) { return (fs::path(out) / "jour
 std::string results_tsv_path(const std::string& out) { return (fs::path(out) / "results.tsv").string(); }
 std::string result_record_path(const std::string& out, const std::string& level,
                                const std::string& problem) {
-  return (fs::path(out) / "results" / (level + "__" + problem + ".json")).string();
+  return (fs::path(out) / "results" / report::record_file_name(level, problem)).string();
 }
 
 namespace {
@@ -53,20 +51,7 @@ std::string read_text(const std::string& path) {
 }
 
 // Whole-file replace via rename, so a reader (or a crash) never sees half a file.
-void write_atomic(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InfraError(tmp + ": cannot write");
-    out << text;
-    out.flush();
-    if (!out) throw InfraError(tmp + ": write failed");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw InfraError(path + ": cannot replace: " + ec.message());
-}
+using report::write_file_atomic;
 
 void write_plain(const std::string& path, const std::string& text) {
   fs::create_directories(fs::path(path).parent_path());
@@ -213,17 +198,16 @@ struct SuiteRun::Impl {
     std::snprintf(hex, sizeof hex, "%04x", static_cast<unsigned>(seed & 0xffff));
     run_id = !opt.run_id.empty() ? opt.run_id : utc_now("%Y%m%dT%H%M%SZ") + "-" + hex;
     started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
+    const report::Environment env = report::host_environment(opt.backend);
     json header = {{"run_id", run_id},
                    {"suite", opt.suite.id},
                    {"suite_path", opt.suite_path},
                    {"seed", seed},
                    {"backend", opt.backend},
                    {"started_at", started_at},
-                   {"kgate_version", build::kVersion},
-                   {"git_sha", build::kGitSha},
-                   {"host", host}};
+                   {"kgate_version", env.kgate_version},
+                   {"git_sha", env.git_sha},
+                   {"host", env.host}};
     journal = std::make_unique<Journal>(jp, header);
     log::info("run " + run_id + " (seed " + std::to_string(seed) + ") -> " + opt.out);
   }
@@ -291,7 +275,7 @@ struct SuiteRun::Impl {
   }
   std::string best_tag(const Problem& p) const { return "kgate/" + run_id + "/" + p.item->problem_id + "/best"; }
 
-  void rewrite_tsv() { write_atomic(results_tsv_path(opt.out), results_tsv(all_records)); }
+  void rewrite_tsv() { write_file_atomic(results_tsv_path(opt.out), results_tsv(all_records)); }
 
   // ---- workspace -------------------------------------------------------------------------
   void open_workspace(Problem& p) {
@@ -628,13 +612,8 @@ struct SuiteRun::Impl {
     res.problem = p.item->problem_id;
     res.baseline_kind = "starter";
     res.seed = p.seed;
-    res.env.backend = opt.backend;
+    res.env = report::host_environment(opt.backend);
     res.env.gpu_target = p.item->gpu_target;
-    res.env.kgate_version = build::kVersion;
-    res.env.git_sha = build::kGitSha;
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
-    res.env.host = host;
     res.best_candidate = (fs::path(p.ws) / p.candidate_rel).string();
     return res;
   }
@@ -705,7 +684,7 @@ struct SuiteRun::Impl {
   }
 
   void write_result(const report::ProblemResult& res) {
-    write_atomic(result_record_path(opt.out, res.level, res.problem), json(res).dump(2) + "\n");
+    report::write_result(opt.out, res);
   }
 
   void error_result(Problem& p, const std::string& why) {
@@ -737,14 +716,9 @@ struct SuiteRun::Impl {
     info.started_at = started_at;
     info.finished_at = finished ? utc_now("%Y-%m-%dT%H:%M:%SZ") : "";
     info.interrupted = was_interrupted;
-    info.env.backend = opt.backend;
+    info.env = report::host_environment(opt.backend);
     if (!items.empty()) info.env.gpu_target = items.front().gpu_target;
     info.env.gpu = device_name;
-    info.env.kgate_version = build::kVersion;
-    info.env.git_sha = build::kGitSha;
-    char host[256] = {0};
-    gethostname(host, sizeof host - 1);
-    info.env.host = host;
     info.shard = opt.shard;
     info.planned = opt.planned;
     if (info.planned.empty())
