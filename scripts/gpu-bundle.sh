@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Packs a build made on this (Debian 12) machine for the H200 runner (Ubuntu 24.04):
 # the binaries plus the shared libraries the runner lacks (libgit2 and its deps,
-# tinyxml2, yaml-cpp 0.7). CUDA and the driver come from the runner itself.
+# tinyxml2, yaml-cpp 0.7), and nothing else: DEST/lib goes on LD_LIBRARY_PATH there, which
+# the Python worker inherits, so a Debian copy of a library the runner has would shadow it.
+# CUDA and the driver come from the runner itself.
 # Usage: scripts/gpu-bundle.sh BUILD_DIR DEST_DIR
 set -euo pipefail
 build="${1:-build}"
@@ -9,18 +11,18 @@ dest="${2:-.devcarry}"
 rm -rf "$dest"
 mkdir -p "$dest/bin" "$dest/lib"
 bins=()
-for f in kgate kgate-native libkgate_native_cuda.so tests/kgate_tests tests/kgate_gpu_tests bench/kgate_bench; do
+for f in kgate kgate-native libkgate_native_cuda.so kgate_measure_study tests/kgate_gpu_tests; do
   if [ -f "$build/$f" ]; then
     cp "$build/$f" "$dest/bin/"
     strip --strip-debug "$dest/bin/$(basename "$f")" || true
     bins+=("$dest/bin/$(basename "$f")")
   fi
 done
-# Every non-glibc, non-toolchain, non-CUDA library the binaries load.
-skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+|libgcc_s|libcuda\.so|libcudart|libnvrtc|libcublas|libnvidia)'
+# The libraries the binaries load that the runner lacks (see shared/notes/gpu-runner.md).
+keep='^(libgit2|libmbedtls|libmbedx509|libmbedcrypto|libhttp_parser|libssh2|libtinyxml2|libyaml-cpp)\.'
 for b in "${bins[@]}"; do
   LD_LIBRARY_PATH="$dest/bin:${LD_LIBRARY_PATH:-}" ldd "$b" 2>/dev/null | awk '/=>/ {print $1, $3}' | while read -r name path; do
-    if [[ "$name" =~ $skip ]] || [ ! -f "$path" ]; then continue; fi
+    if [[ ! "$name" =~ $keep ]] || [ ! -f "$path" ]; then continue; fi
     cp -L -n "$path" "$dest/lib/$name" 2>/dev/null || true
   done
 done

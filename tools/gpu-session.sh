@@ -1,58 +1,118 @@
 #!/usr/bin/env bash
-# One GPU session on the H200 runner: build there (with the carried .sysroot for the
-# libraries the runner lacks), run the GPU tests, the four-gate bench timing, the
-# measurement studies and a GPU suite run. Everything lands under $OUT.
+# One GPU session on the H200 runner: the GPU tests, the four-gate bench timing, the
+# KernelBench worker on CUDA, suite runs and the measurement studies. Everything lands
+# under $OUT (packed into one archive at the end: the device tool brings back few files).
+#
+# Binaries: a bundle made here by scripts/gpu-bundle.sh (carried as .devcarry: bin/ + the
+# libraries the runner lacks in lib/) when it runs there, else a build on the runner
+# with the carried .sysroot.
+#
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: build tests bench study timers run   (default: all)
+#   steps: tests pytest bench matmul kbbench kbrun smoke study timers   (default: all)
+#   STEP_S_<step>=N caps a step's seconds (defaults below).
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
 root="$PWD"
-steps="${*:-build tests bench study timers run}"
-export PKG_CONFIG_PATH="$root/.sysroot/lib/x86_64-linux-gnu/pkgconfig"
-export CMAKE_PREFIX_PATH="$root/.sysroot"
-export LD_LIBRARY_PATH="$root/.sysroot/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+steps="${*:-tests pytest bench matmul kbbench kbrun smoke study timers}"
+has() { [[ " $steps " == *" $1 "* ]]; }
+cap() { local v="STEP_S_$1"; echo "${!v:-$2}"; }
 export PATH="/usr/local/cuda/bin:$PATH"
 export PYTHONUNBUFFERED=1
-B="$root/build-gpu"
-has() { [[ " $steps " == *" $1 "* ]]; }
+export KGATE_ROOT="$root" KGATE_SOURCE_DIR="$root"
+export KGATE_INCLUDE_DIR="$root/harness/include" KGATE_PYTHONPATH="$root/harness/python"
+export KGATE_PYTHON="${KGATE_PYTHON:-$(command -v python3)}"
+export KGATE_NVCC=/usr/local/cuda/bin/nvcc
+t_session=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t_session )) s] $*"; }
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
-  nvcc --version | tail -2; g++ --version | head -1; python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+  nvcc --version | tail -2; g++ --version | head -1
+  python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+  git -C "$root" log -1 --format='kgate %h %s' 2>/dev/null || true
 } > "$OUT/env.txt" 2>&1
-if has build; then
-  t0=$(date +%s)
+
+if [ -x "$root/.devcarry/bin/kgate" ] &&
+   LD_LIBRARY_PATH="$root/.devcarry/lib" "$root/.devcarry/bin/kgate" --version > "$OUT/version.txt" 2>&1; then
+  B="$root/.devcarry/bin"
+  export LD_LIBRARY_PATH="$root/.devcarry/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+  prebuilt=1
+  stamp "prebuilt bundle: $(head -1 "$OUT/version.txt")"
+else
+  export PKG_CONFIG_PATH="$root/.sysroot/lib/x86_64-linux-gnu/pkgconfig"
+  export CMAKE_PREFIX_PATH="$root/.sysroot"
+  export LD_LIBRARY_PATH="$root/.sysroot/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+  B="$root/build-gpu"
+  prebuilt=0
   cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKGATE_BUILD_BENCHMARKS=OFF > "$OUT/build.log" 2>&1 &&
-    cmake --build "$B" -j16 >> "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
-  echo "build: $(( $(date +%s) - t0 )) s"
+    cmake --build "$B" -j16 --target kgate kgate-native kgate_native_cuda kgate_measure_study \
+      kgate_gpu_tests >> "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
+  stamp "built on the runner"
 fi
-if has alltests; then
-  ctest --test-dir "$B" -LE gpu -j16 --output-on-failure --timeout 300 > "$OUT/all-tests.log" 2>&1
-  echo "non-gpu tests rc=$?"; grep -E "tests passed|tests failed|\*\*\*Failed|Failed  |Not Run" "$OUT/all-tests.log" | tail -25
-fi
+export KGATE_NATIVE_BIN="$B/kgate-native"
+
 if has tests; then
-  ctest --test-dir "$B" -L gpu --output-on-failure --timeout 300 > "$OUT/gpu-tests.log" 2>&1
-  echo "gpu tests rc=$?"; grep -E "tests passed|tests failed|\*\*\*Failed|Failed  " "$OUT/gpu-tests.log" | tail -15
+  if [ "$prebuilt" = 1 ]; then
+    OUT="$OUT/gpu-check" KGATE_PREBUILT="$root/.devcarry" timeout "$(cap tests 240)" \
+      bash scripts/gpu-check.sh > "$OUT/gpu-tests.log" 2>&1
+  else
+    timeout "$(cap tests 240)" ctest --test-dir "$B" -L gpu --output-on-failure --timeout 300 \
+      > "$OUT/gpu-tests.log" 2>&1
+  fi
+  stamp "gpu tests rc=$?"; tail -25 "$OUT/gpu-tests.log"
+fi
+if has pytest; then
+  KGATE_REQUIRE_GPU=1 timeout "$(cap pytest 240)" python3 -m pytest -q -p no:cacheprovider \
+    tests/python/test_worker_cuda.py > "$OUT/pytest-cuda.log" 2>&1
+  stamp "pytest cuda rc=$?"; tail -30 "$OUT/pytest-cuda.log"
 fi
 if has bench; then
-  for i in 1 2 3; do
-    /usr/bin/time -f "bench wall %e s" "$B/kgate" bench --problem kernelbench/native/softmax.yaml \
-      --candidate kernelbench/native/starters/softmax.cu --json "$OUT/bench-softmax-$i.json" \
-      > "$OUT/bench-softmax-$i.txt" 2>&1
-    echo "bench softmax cuda rc=$?"; tail -1 "$OUT/bench-softmax-$i.txt"
+  for i in $(seq 1 "${BENCH_RUNS:-2}"); do
+    /usr/bin/time -f "bench wall %e s" timeout "$(cap bench 120)" "$B/kgate" bench \
+      --problem kernelbench/native/softmax.yaml --candidate kernelbench/native/starters/softmax.cu \
+      --json "$OUT/bench-softmax-$i.json" > "$OUT/bench-softmax-$i.txt" 2>&1
+    stamp "bench softmax cuda #$i rc=$?: $(tail -1 "$OUT/bench-softmax-$i.txt")"
   done
   tail -30 "$OUT/bench-softmax-1.txt"
 fi
+if has matmul; then
+  /usr/bin/time -f "bench wall %e s" timeout "$(cap matmul 240)" "$B/kgate" bench \
+    --problem kernelbench/native/matmul.yaml --candidate kernelbench/native/starters/matmul.cu \
+    --json "$OUT/bench-matmul.json" > "$OUT/bench-matmul.txt" 2>&1
+  stamp "bench matmul cuda rc=$?"; tail -30 "$OUT/bench-matmul.txt"
+fi
+if has kbbench; then
+  for p in ${KB_BENCH:-level1/18_Softmax level2/7_Matmul_Scale_Softmax}; do
+    n=$(basename "$p")
+    /usr/bin/time -f "bench wall %e s" timeout "$(cap kbbench 200)" "$B/kgate" bench \
+      --problem "kernelbench/$p.py" --candidate "kernelbench/solutions/$p.py" --device cuda \
+      --baseline compile --json "$OUT/kbbench-$n.json" > "$OUT/kbbench-$n.txt" 2>&1
+    stamp "kgate bench $p (vs torch.compile) rc=$?"; tail -25 "$OUT/kbbench-$n.txt"
+  done
+fi
+if has kbrun; then
+  /usr/bin/time -f "run wall %e s" timeout "$(cap kbrun 420)" "$B/kgate" run \
+    suites/kernelbench-gpu.yaml --gpu h200 --out "$OUT/kbrun" > "$OUT/kbrun.log" 2>&1
+  stamp "kgate run kernelbench-gpu rc=$?"; tail -40 "$OUT/kbrun.log"
+  ls "$OUT/kbrun"; cat "$OUT/kbrun"/*.md 2>/dev/null | head -60
+fi
+if has smoke; then
+  /usr/bin/time -f "run wall %e s" timeout "$(cap smoke 300)" "$B/kgate" run \
+    suites/gpu-smoke.yaml --gpu h200 --out "$OUT/smoke" > "$OUT/smoke.log" 2>&1
+  stamp "kgate run gpu-smoke rc=$?"; tail -30 "$OUT/smoke.log"
+fi
 if has study; then
-  timeout 420 "$B/kgate_measure_study" --out "$OUT/measure_study.json" --trials "${TRIALS:-100}" 2>&1 | tee "$OUT/measure_study.txt"
+  timeout "$(cap study 420)" "$B/kgate_measure_study" --root "$root" --native "$B/kgate-native" \
+    --classes "${STUDY_CLASSES:-500us,5ms}" --trials "${TRIALS:-100}" \
+    --out "$OUT/measure_study.json" 2>&1 | tee "$OUT/measure_study.txt"
+  stamp "measure study done"
 fi
 if has timers; then
-  REPEATS="${REPEATS:-20}" KGATE_NATIVE_BIN="$B/kgate-native" timeout "${TIMERS_S:-400}" python3 tools/timer_study.py "$OUT" 2>&1 | tail -20
+  TIMER_CLASSES="${TIMER_CLASSES:-500us,5ms}" REPEATS="${REPEATS:-10}" \
+    timeout "$(cap timers 300)" python3 tools/timer_study.py "$OUT" 2>&1 | tail -20
+  stamp "timer study done"
 fi
-if has run; then
-  timeout 200 "$B/kgate" run suites/gpu-smoke.yaml --gpu h200 --out "$OUT/run" > "$OUT/run.log" 2>&1
-  echo "run rc=$?"; tail -15 "$OUT/run.log"
-fi
-# The device tool brings back at most 8 files: pack everything into one archive.
-( cd "$OUT" && tar czf /tmp/session.tgz --exclude='run/workspaces' . && find . -mindepth 1 -delete && mv /tmp/session.tgz . )
+# Pack everything (workspaces excluded: git repos of every experiment are large).
+( cd "$OUT" && tar czf /tmp/session.tgz --exclude='workspaces' . && find . -mindepth 1 -delete &&
+  mv /tmp/session.tgz . )
 ls -la "$OUT"

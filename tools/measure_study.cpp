@@ -5,6 +5,7 @@
 //          (tools/study/*_delay.cu) against the starter, N times -> how many are `slower`
 // plus one long interleaved run that measures the true size of the injected slowdown.
 // Verdicts come from stats::compare with the suite defaults, exactly as the gate uses it.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -63,13 +64,21 @@ int main(int argc, char** argv) {
 
   double slowdown = 0.03;
   app.add_option("--slowdown", slowdown, "Injected slowdown, fraction of the median");
+  std::vector<std::string> only;
+  app.add_option("--classes", only, "Size classes to run (default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"5us", "50us", "500us", "5ms"}));
   CLI11_PARSE(app, argc, argv);
-  std::vector<SizeClass> classes = {
+  std::vector<SizeClass> all = {
       {"5us", "softmax", {{"R", 256}, {"C", 2048}}, "f16", "softmax.cu", "softmax_delay.cu"},
       {"50us", "softmax", {{"R", 8192}, {"C", 8192}}, "f16", "softmax.cu", "softmax_delay.cu"},
       {"500us", "softmax", {{"R", 16384}, {"C", 32768}}, "f16", "softmax.cu", "softmax_delay.cu"},
       {"5ms", "matmul", {{"M", 12288}, {"N", 12288}, {"K", 12288}}, "bf16", "matmul_cublas.cu",
        "matmul_cublas_delay.cu"}};
+  std::vector<SizeClass> classes;
+  for (const auto& c : all)
+    if (only.empty() || std::find(only.begin(), only.end(), c.label) != only.end())
+      classes.push_back(c);
   kgate::worker::WorkerSpec spec;
   spec.argv = {kgate::worker::locate_native_bin(native)};
   json report = {{"version", 1}, {"trials", trials}, {"min_time_s", min_time_s}, {"classes", json::array()}};

@@ -389,3 +389,20 @@ def test_parse_request_and_params():
 def test_encode_never_emits_nan():
     text = encode({"a": float("nan"), "b": [float("-inf")], "c": 1.5})
     assert "NaN" not in text and "Infinity" not in text
+
+
+def test_cuda_graph_batch_size():
+    from kgate_worker import cuda_timing as ct
+    assert ct.graph_batch(4.0) == 50  # ~200 µs per replay
+    assert ct.graph_batch(100.0) == 2  # never fewer than 2 calls
+    assert ct.graph_batch(0.0) == 400  # clamped at 0.5 µs per call
+    assert ct.graph_batch(0.01) == 400 and ct.graph_batch(0.15) == 400
+    assert ct.graph_batch(1e-9) <= ct.GRAPH_BATCH_MAX
+
+
+def test_side_stream_flag_needs_a_quarter_and_three():
+    from kgate_worker import cuda_timing as ct
+    assert not ct.side_flagged(0, 100)
+    assert not ct.side_flagged(2, 2)       # two stray waits are host jitter
+    assert ct.side_flagged(3, 12) and not ct.side_flagged(3, 13)
+    assert ct.side_flagged(100, 100)

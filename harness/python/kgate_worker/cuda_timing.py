@@ -1,0 +1,95 @@
+"""CUDA timing for the worker's `time` op, by the same method as kgate-native's CUDA timer
+(harness/native/cuda/cuda_timer.cpp): events around each sample with the L2 flushed
+before it, CUDA-graph batches for µs-scale calls (plain event timing of a ~5 µs kernel
+reads mostly launch overhead), and a side-stream check after every sample.
+
+Only `graph_batch` and `side_flagged` run without a GPU; the rest needs torch on CUDA.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from typing import Any, Callable, Sequence
+
+GRAPH_BELOW_US = 20.0          # calls faster than this are timed in CUDA-graph batches
+GRAPH_BATCH_TARGET_US = 200.0  # a batch lasts about this long
+GRAPH_BATCH_MAX = 1000
+CAPTURE_WARMUP_CALLS = 3       # calls on a side stream before capture (lazy init, autotune)
+
+
+def graph_batch(probe_us: float) -> int:
+    """Calls per graph replay for a call that takes about `probe_us` µs."""
+    n = math.ceil(GRAPH_BATCH_TARGET_US / max(probe_us, 0.5))
+    return max(2, min(GRAPH_BATCH_MAX, n))
+
+
+def side_flagged(hits: int, checked: int) -> bool:
+    """Work outside the timed stream: at least 3 samples and a quarter of them waited."""
+    return hits >= 3 and hits * 4 >= checked
+
+
+class Sampler:
+    """Times one call (or graph replay) per sample; counts samples after which the device
+    was still busy with work the end event did not cover (another stream)."""
+
+    def __init__(self, torch: Any, device: Any, flush_bytes: int):
+        self.torch = torch
+        self.device = device
+        self.flush = (torch.empty(flush_bytes, dtype=torch.uint8, device=device)
+                      if flush_bytes > 0 else None)
+        self.flush_value = 0
+        self.start = torch.cuda.Event(enable_timing=True)
+        self.end = torch.cuda.Event(enable_timing=True)
+        self.hits: dict[str, int] = {}
+        self.checked: dict[str, int] = {}
+        idle = []
+        for _ in range(20):
+            t0 = time.perf_counter()
+            torch.cuda.synchronize(device)
+            idle.append((time.perf_counter() - t0) * 1e6)
+        base = statistics.median(idle)
+        # host jitter stays under this margin nearly always; a verdict needs a quarter of
+        # the samples to agree (side_flagged)
+        self.side_threshold_us = base + max(20.0, 4 * base)
+
+    def sample(self, slot: str, fn: Callable[[], Any], batch: int = 1) -> float:
+        """µs per call of one sample: flush, start event, fn(), end event."""
+        if self.flush is not None:
+            self.flush_value ^= 0x5A
+            self.flush.fill_(self.flush_value)
+        self.start.record()
+        fn()
+        self.end.record()
+        self.end.synchronize()
+        us = self.start.elapsed_time(self.end) * 1e3 / batch
+        t0 = time.perf_counter()
+        self.torch.cuda.synchronize(self.device)
+        waited_us = (time.perf_counter() - t0) * 1e6
+        self.checked[slot] = self.checked.get(slot, 0) + 1
+        if waited_us > self.side_threshold_us:
+            self.hits[slot] = self.hits.get(slot, 0) + 1
+        return us
+
+    def side_stream_work(self) -> bool:
+        return any(side_flagged(self.hits.get(s, 0), n) for s, n in self.checked.items())
+
+
+def capture(torch: Any, model: Callable, sets: Sequence[list], batch: int) -> Any:
+    """A CUDA graph of `batch` calls of `model` on the input sets in turn, replayed once
+    (so its first timed replay is not its upload). Raises when the calls cannot be
+    captured (host synchronisation, .item(), CPU fallbacks, new streams, ...)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for i in range(CAPTURE_WARMUP_CALLS):
+            model(*sets[i % len(sets)])
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for i in range(batch):
+            model(*sets[i % len(sets)])
+    graph.replay()
+    torch.cuda.synchronize()
+    return graph

@@ -1,0 +1,138 @@
+"""The worker on a CUDA device: hello, poisoned checks, event and CUDA-graph timing, the
+graph fallback, the side-stream check and the exit after a sticky device error.
+
+Skipped without a GPU; KGATE_REQUIRE_GPU=1 (tools/gpu-session.sh) turns the skip into a
+failure so a GPU runner cannot pass these by not running them."""
+
+import os
+
+import pytest
+import torch
+
+from conftest import CAND, KB, Worker
+
+if not torch.cuda.is_available():
+    if os.environ.get("KGATE_REQUIRE_GPU") == "1":
+        raise RuntimeError("KGATE_REQUIRE_GPU=1 but torch sees no CUDA device")
+    pytest.skip("no CUDA device", allow_module_level=True)
+
+FAST = dict(warmup_s=0.02, min_time_s=0.1, max_time_s=3.0, min_samples=20,
+            max_samples=5000, target_rse=0.01, flush_l2=True, input_sets=2)
+
+
+@pytest.fixture(scope="module")
+def cuda_worker(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cuda")
+    w = Worker(tmp / "worker.stderr")
+    r = w.ok("hello", backend="cuda", device_index=0, cache_dir=str(tmp / "cache"))
+    assert r["backend"] == "cuda", r
+    yield w
+    w.kill()
+    w.close()
+
+
+def load(w: Worker, name: str = "relu.py", variant: str = "") -> dict:
+    r = w.ok("load_problem", problem={"id": name, "kind": "kernelbench",
+                                      "path": str(KB / name), "variant": variant})
+    assert w.ok("compile", slot="baseline", source_path=str(KB / name))["compiled"]
+    return r
+
+
+def test_hello_describes_the_gpu(tmp_path):
+    w = Worker(tmp_path / "w.stderr")
+    try:
+        r = w.ok("hello", backend="cuda", device_index=0)
+        d = r["device"]
+        assert d["cc"].count(".") == 1 and d["sm_count"] > 0 and d["l2_bytes"] > 0
+        assert d["memory_bytes"] > 0 and d["copy_bandwidth_gbps"] > 100, d
+        assert d["driver"], d
+    finally:
+        w.kill()
+        w.close()
+
+
+def test_check_on_device_passes_and_fails(cuda_worker):
+    load(cuda_worker)
+    assert cuda_worker.compile_candidate("relu_clamp.py")["compiled"]
+    c = cuda_worker.check(dist="signed")
+    assert c["return_code"] == 0 and c["outputs"][0]["over_tol"] == 0, c
+    assert c["deterministic"] and not c["inputs_modified"]
+    assert cuda_worker.compile_candidate("relu_wrong.py")["compiled"]
+    c = cuda_worker.check(dist="signed")
+    assert c["outputs"][0]["over_tol"] > 0, c
+
+
+def test_microsecond_calls_are_timed_in_graph_batches(cuda_worker):
+    load(cuda_worker, variant="small")  # 4 x 64: a launch-bound call
+    cuda_worker.compile_candidate("relu_clamp.py")
+    r = cuda_worker.ok("time", slots=["candidate", "baseline"], **FAST)
+    assert r["return_code"] == 0, r
+    assert r["timer"] == "cuda_graph" and r["batch"] >= 10, r
+    s = r["samples_us"]
+    assert len(s["candidate"]) == len(s["baseline"]) >= 20
+    # a graph replay amortises the launch: a few µs per call at most
+    assert 0 < sorted(s["baseline"])[len(s["baseline"]) // 2] < 10, s["baseline"][:10]
+    assert not r["side_stream_work"]
+    e = cuda_worker.ok("time", slots=["baseline"], cuda_graph=False, **FAST)
+    assert e["timer"] == "cuda_event" and e["batch"] == 1
+
+
+def test_large_calls_use_events(cuda_worker):
+    load(cuda_worker)  # 256 x 16384 f32: well above the graph threshold with the flush
+    cuda_worker.compile_candidate("relu_clamp.py")
+    r = cuda_worker.ok("time", slots=["candidate", "baseline"], dtype="f32", **FAST)
+    assert r["return_code"] == 0 and r["timer"] == "cuda_event" and r["batch"] == 1, r
+    assert r["min_bytes"] == 2 * 256 * 16384 * 4
+
+
+def test_uncapturable_candidate_falls_back_to_events(cuda_worker):
+    load(cuda_worker, variant="small")
+    assert cuda_worker.compile_candidate("relu_host_sync.py")["compiled"]
+    r = cuda_worker.ok("time", slots=["candidate", "baseline"], **FAST)
+    assert r["return_code"] == 0, r
+    assert r["timer"] == "cuda_event" and r["batch"] == 1, r
+    assert "CUDA graph capture not usable (slot 'candidate'" in r["timer_note"], r
+    # the context is still fine: a check afterwards works
+    c = cuda_worker.check(dist="signed")
+    assert c["return_code"] == 0 and c["outputs"][0]["over_tol"] == 0, c
+
+
+def test_side_stream_work_is_flagged(cuda_worker):
+    load(cuda_worker, variant="small")
+    assert cuda_worker.compile_candidate("relu_side_stream.py")["compiled"]
+    r = cuda_worker.ok("time", slots=["candidate", "baseline"], cuda_graph=False, **FAST)
+    assert r["return_code"] == 0 and r["side_stream_work"] is True, r
+    cuda_worker.compile_candidate("relu_clamp.py")
+    r = cuda_worker.ok("time", slots=["candidate", "baseline"], cuda_graph=False, **FAST)
+    assert r["side_stream_work"] is False, r
+
+
+def test_sticky_error_answers_then_exits(tmp_path):
+    w = Worker(tmp_path / "w.stderr")
+    try:
+        w.ok("hello", backend="cuda", device_index=0)
+        load(w, variant="small")
+        assert w.compile_candidate("relu_illegal_address.py")["compiled"]
+        c = w.check()
+        assert c["return_code"] == 1 and c["error"], c
+        assert w.proc.wait(timeout=60) == 3, w.stderr()
+        assert "CUDA context unusable" in w.stderr()
+    finally:
+        w.kill()
+        w.close()
+
+
+def test_triton_solution_on_device(cuda_worker):
+    sol = KB.parents[2] / "kernelbench"
+    r = cuda_worker.ok("load_problem", problem={
+        "id": "18_Softmax", "kind": "kernelbench",
+        "path": str(sol / "level1" / "18_Softmax.py"), "variant": ""})
+    assert r["degenerate"] == ""
+    assert cuda_worker.ok("compile", slot="baseline",
+                          source_path=str(sol / "level1" / "18_Softmax.py"))["compiled"]
+    assert cuda_worker.ok("compile", slot="candidate", source_path=str(
+        sol / "solutions" / "level1" / "18_Softmax.py"))["compiled"]
+    c = cuda_worker.check(atol=1e-5, rtol=1e-5)
+    assert c["return_code"] == 0 and c["outputs"][0]["over_tol"] == 0, c
+    r = cuda_worker.ok("time", slots=["candidate", "baseline"], **FAST)
+    assert r["return_code"] == 0 and r["timer"] == "cuda_event", r
