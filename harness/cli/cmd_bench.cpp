@@ -141,6 +141,12 @@ ExitCode cmd_bench(const BenchOptions& o) {
               static_cast<unsigned long long>(opt.seed));
   std::fflush(stdout);
 
+  std::size_t printed = 0;
+  opt.on_gate = [&printed](const GateResult& g) {
+    print_gate(g);
+    std::fflush(stdout);
+    ++printed;
+  };
   gates::Evaluator ev(problem, opt);
   const auto& dev = ev.device();
   std::printf("device: %s, copy bandwidth %.1f GB/s\n", dev.name.c_str(), dev.copy_bandwidth_gbps);
@@ -151,7 +157,8 @@ ExitCode cmd_bench(const BenchOptions& o) {
     std::printf("warning: the problem is degenerate (%s): a wrong candidate can pass its correctness "
                 "gate; it never counts as improved\n",
                 v.degenerate.c_str());
-  for (const auto& g : v.gates) print_gate(g);
+  // The gates that ran were printed as they ended; the ones skipped after a failure now.
+  for (std::size_t i = printed; i < v.gates.size(); ++i) print_gate(v.gates[i]);
   if (v.timing) print_timing(*v.timing);
 
   if (!o.json_out.empty()) {

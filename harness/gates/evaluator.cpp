@@ -446,6 +446,7 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
     g.gate = gate;
     g.elapsed_s = since(g0);
     bool ok = g.status == GateStatus::kPass || g.status == GateStatus::kSkipped;
+    if (m.opt.on_gate) m.opt.on_gate(g);
     v.gates.push_back(std::move(g));
     if (!ok) v.failed_gate = gate;
     return ok;

@@ -3,6 +3,7 @@
 // numbers come from a kgate-native worker. Cheapest gate first; the first failure ends
 // the candidate. The worker is restarted after a timeout or crash.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +26,9 @@ struct EvalOptions {
   double request_timeout_s = 120;        // per worker request
   double compile_timeout_s = 0;          // per compile request; 0 = request_timeout_s
   bool run_performance = true;
+  // Called as each gate finishes (not for the gates skipped after a failure), so a
+  // long evaluation shows progress.
+  std::function<void(const GateResult&)> on_gate;
 };
 
 class Evaluator {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kgate/kernel.h"
+#include "ops/op.h"
 #include "protocol/messages.h"
 
 namespace kgate::native {
@@ -64,6 +65,15 @@ class Backend {
   // samples_us is keyed by TimedCall::slot.
   virtual protocol::TimeResult time(std::vector<TimedCall>& calls,
                                     const protocol::TimeParams& params) = 0;
+
+  // The float64 truth of a case computed on the device, for ops where that is much
+  // faster than the host reference (cuda: matmul through cuBLAS DGEMM). Empty when the
+  // backend has none for this op; the runner then computes it on the host.
+  virtual std::vector<ops::HostTensor> device_reference_f64(
+      const ops::Op& /*op*/, const ops::Dims& /*dims*/,
+      const std::vector<ops::HostTensor>& /*inputs*/) {
+    return {};
+  }
 };
 
 std::unique_ptr<Backend> make_host_backend();

@@ -35,7 +35,10 @@ std::string case_key(const protocol::CheckCase& c);
 
 // Draws the inputs and computes the truth (the op's reference_f64, or `ref` when given).
 // Throws BadCase for an unknown dtype/dist or dims the op rejects.
-CaseData make_case_data(const ops::Op& op, const UserReference* ref, const protocol::CheckCase& c);
+// `device`: when given, its device_reference_f64 computes the truth where it has one
+// (a user reference always runs on the host).
+CaseData make_case_data(const ops::Op& op, const UserReference* ref, const protocol::CheckCase& c,
+                        Backend* device = nullptr);
 
 // The ABI descriptor of `t` with its data at `data`.
 kgate_tensor describe(const ops::HostTensor& t, void* data);

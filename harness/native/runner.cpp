@@ -284,7 +284,7 @@ const CaseData& Runner::case_data(const protocol::CheckCase& c) {
     case_lru_.push_front(key);
     return it->second;
   }
-  CaseData d = make_case_data(op(), reference_.get(), c);
+  CaseData d = make_case_data(op(), reference_.get(), c, &backend());
   std::size_t sz = d.bytes();
   // Evict the least recently used cases, keeping at least the one being added.
   while (!case_lru_.empty() && case_bytes_ + sz > opts_.case_cache_bytes) {

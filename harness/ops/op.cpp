@@ -1,6 +1,7 @@
 // Op defaults shared by every built-in op: dims checks, deterministic input generation,
 // byte counts and tolerances.
 #include "ops/op.h"
+#include "ops/parallel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -100,6 +101,10 @@ void for_each_chunk(int64_t n, int threads, Body&& body) {
 }
 
 }  // namespace
+
+void parallel_chunks(int64_t n, int threads, const std::function<void(int64_t)>& body) {
+  for_each_chunk(n, threads, body);
+}
 
 void set_input_threads(int n) { g_input_threads.store(std::max(0, n)); }
 

@@ -207,3 +207,35 @@ TEST_F(CudaTest, SideStreamWorkIsFlagged) {
 
 }  // namespace
 }  // namespace kgate::gpu_test
+
+namespace kgate::gpu_test {
+namespace {
+
+// The matmul truth from cuBLAS DGEMM agrees with the host float64 reference to float64
+// rounding (odd sizes: the row-/column-major operand swap must hold for M != N != K);
+// other ops have no device reference.
+TEST_F(CudaTest, DeviceMatmulTruthMatchesHostReference) {
+  const ops::Op& op = *ops::find_op("matmul");
+  for (DType dt : {DType::kF32, DType::kBF16}) {
+    ops::Dims dims = {{"M", 129}, {"N", 255}, {"K", 127}};
+    auto in = op.make_inputs(dims, dt, 7, ops::Distribution::kSigned);
+    auto host = op.reference_f64(dims, in);
+    auto dev = b_->device_reference_f64(op, dims, in);
+    ASSERT_EQ(dev.size(), 1u) << "no cuBLAS truth (see stderr)";
+    ASSERT_EQ(dev[0].shape, host[0].shape);
+    double worst = 0, scale = 0;
+    for (int64_t i = 0; i < host[0].numel(); ++i) {
+      worst = std::max(worst, std::fabs(dev[0].get(i) - host[0].get(i)));
+      scale = std::max(scale, std::fabs(host[0].get(i)));
+    }
+    EXPECT_LE(worst, 1e-12 * scale) << to_string(dt);
+    std::printf("device matmul truth %s 129x255x127: max |cuBLAS - host| = %.3g (scale %.3g)\n",
+                std::string(to_string(dt)).c_str(), worst, scale);
+  }
+  const ops::Op& softmax = *ops::find_op("softmax");
+  ops::Dims sd = {{"R", 4}, {"C", 8}};
+  EXPECT_TRUE(b_->device_reference_f64(softmax, sd, softmax.make_inputs(sd, DType::kF32, 1, ops::Distribution::kNormal)).empty());
+}
+
+}  // namespace
+}  // namespace kgate::gpu_test

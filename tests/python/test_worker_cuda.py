@@ -66,7 +66,7 @@ def test_microsecond_calls_are_timed_in_graph_batches(cuda_worker):
     load(cuda_worker, variant="small")  # 4 x 64: a launch-bound call
     cuda_worker.compile_candidate("relu_clamp.py")
     r = cuda_worker.ok("time", slots=["candidate", "baseline"], **FAST)
-    assert r["return_code"] == 0, r
+    assert r["return_code"] == 0, r["timer_note"]
     assert r["timer"] == "cuda_graph" and r["batch"] >= 10, r
     s = r["samples_us"]
     assert len(s["candidate"]) == len(s["baseline"]) >= 20
@@ -77,19 +77,22 @@ def test_microsecond_calls_are_timed_in_graph_batches(cuda_worker):
     assert e["timer"] == "cuda_event" and e["batch"] == 1
 
 
-def test_large_calls_use_events(cuda_worker):
-    load(cuda_worker)  # 256 x 16384 f32: well above the graph threshold with the flush
+def test_full_size_relu_streams_at_copy_speed(cuda_worker):
+    load(cuda_worker)  # 256 x 16384 f32: 32 MB moved, a few µs at HBM speed
     cuda_worker.compile_candidate("relu_clamp.py")
     r = cuda_worker.ok("time", slots=["candidate", "baseline"], dtype="f32", **FAST)
-    assert r["return_code"] == 0 and r["timer"] == "cuda_event" and r["batch"] == 1, r
+    assert r["return_code"] == 0, r["timer_note"]
     assert r["min_bytes"] == 2 * 256 * 16384 * 4
+    # graph batches or events, the per-call time cannot beat the copy bandwidth
+    med = sorted(r["samples_us"]["baseline"])[len(r["samples_us"]["baseline"]) // 2]
+    assert med > r["min_bytes"] / 6e12 * 1e6, (med, r["timer"], r["batch"])
 
 
 def test_uncapturable_candidate_falls_back_to_events(cuda_worker):
     load(cuda_worker, variant="small")
     assert cuda_worker.compile_candidate("relu_host_sync.py")["compiled"]
     r = cuda_worker.ok("time", slots=["candidate", "baseline"], **FAST)
-    assert r["return_code"] == 0, r
+    assert r["return_code"] == 0, r["timer_note"]
     assert r["timer"] == "cuda_event" and r["batch"] == 1, r
     assert "CUDA graph capture not usable (slot 'candidate'" in r["timer_note"], r
     # the context is still fine: a check afterwards works
@@ -101,7 +104,8 @@ def test_side_stream_work_is_flagged(cuda_worker):
     load(cuda_worker, variant="small")
     assert cuda_worker.compile_candidate("relu_side_stream.py")["compiled"]
     r = cuda_worker.ok("time", slots=["candidate", "baseline"], cuda_graph=False, **FAST)
-    assert r["return_code"] == 0 and r["side_stream_work"] is True, r
+    assert r["return_code"] == 0, r["timer_note"]
+    assert r["side_stream_work"] is True, r
     cuda_worker.compile_candidate("relu_clamp.py")
     r = cuda_worker.ok("time", slots=["candidate", "baseline"], cuda_graph=False, **FAST)
     assert r["side_stream_work"] is False, r
@@ -135,4 +139,5 @@ def test_triton_solution_on_device(cuda_worker):
     c = cuda_worker.check(atol=1e-5, rtol=1e-5)
     assert c["return_code"] == 0 and c["outputs"][0]["over_tol"] == 0, c
     r = cuda_worker.ok("time", slots=["candidate", "baseline"], **FAST)
-    assert r["return_code"] == 0 and r["timer"] == "cuda_event", r
+    assert r["return_code"] == 0, r["timer_note"]
+    assert r["timer"] == "cuda_event", r

@@ -46,6 +46,47 @@ TEST(NativeCompareOutput, CountsErrorsAgainstTolerance) {
   EXPECT_EQ(compare_output("y", got, want, 0, 0.2).over_tol, 0);
 }
 
+// Large outputs are compared in chunks on several threads; the merge must pick what one
+// pass over the elements picks (first non-finite element, else the largest error, the
+// earliest on ties) and count everything once, whatever the thread count.
+TEST(NativeCompareOutput, ChunkedCompareMatchesOnePassAtAnyThreadCount) {
+  const int64_t n = (int64_t{1} << 16) * 9 + 123;  // 10 chunks, the last one partial
+  auto want = ops::HostTensor::make(DType::kF64, {n});
+  auto got = ops::HostTensor::make(DType::kF32, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    want.set(i, 1.0 + static_cast<double>(i % 97));
+    got.set(i, want.get(i));
+  }
+  got.set(70000, want.get(70000) + 0.5);   // chunk 1
+  got.set(400000, want.get(400000) + 0.5); // chunk 6: same error, later -> not the worst
+  got.set(540000, want.get(540000) - 0.25);
+  auto run = [&](int threads) {
+    ops::set_input_threads(threads);
+    auto e = compare_output("y", got, want, 0.1, 0);
+    ops::set_input_threads(0);
+    return e;
+  };
+  for (int threads : {1, 3, 8}) {
+    auto e = run(threads);
+    EXPECT_EQ(e.over_tol, 3) << threads;
+    EXPECT_EQ(e.worst_index, 70000) << threads;
+    EXPECT_EQ(e.worst_kind, "finite");
+    EXPECT_DOUBLE_EQ(e.max_abs_err, 0.5);
+    EXPECT_EQ(e.rel_l2_err, run(1).rel_l2_err) << "bitwise the same at " << threads;
+  }
+  // A non-finite element in a later chunk outranks every finite error; the first one wins.
+  got.set(500000, std::numeric_limits<double>::infinity());
+  got.set(560000, std::numeric_limits<double>::quiet_NaN());
+  for (int threads : {1, 4}) {
+    auto e = run(threads);
+    EXPECT_EQ(e.worst_index, 500000) << threads;
+    EXPECT_EQ(e.worst_kind, "inf");
+    EXPECT_EQ(e.inf, 1);
+    EXPECT_EQ(e.nan, 1);
+    EXPECT_EQ(e.over_tol, 5);
+  }
+}
+
 TEST(NativeCompareOutput, PoisonCountsAsUnwrittenNotNan) {
   auto want = vec(DType::kF64, {1, 2, 3});
   auto got = vec(DType::kF32, {1, 2, 3});

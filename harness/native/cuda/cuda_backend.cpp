@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "core/error.h"
 #include "native/cuda/cuda_check.h"
+#include "native/device_buffer.h"
 #include "native/cuda/cuda_timer.h"
 
 namespace kgate::native::cuda {
@@ -140,6 +142,39 @@ protocol::CompileResult CudaBackend::compile(const std::string& source_path,
                                              std::shared_ptr<Module>* module) {
   make_current();
   return compiler_->compile(source_path, defines, cache_dir, module);
+}
+
+std::vector<ops::HostTensor> CudaBackend::device_reference_f64(
+    const ops::Op& op, const ops::Dims& dims, const std::vector<ops::HostTensor>& inputs) {
+  if (op.name() != "matmul" || inputs.size() != 2) return {};
+  make_current();
+  if (!dgemm_tried_) {
+    dgemm_tried_ = true;
+    std::string why;
+    dgemm_ = CublasDgemm::load(&why);
+    if (!dgemm_)
+      std::fprintf(stderr, "[kgate-native] matmul truth on the host: %s\n", why.c_str());
+  }
+  if (!dgemm_) return {};
+  const int64_t m = dims.at("M"), n = dims.at("N"), k = dims.at("K");
+  const std::vector<double> a = inputs[0].to_doubles(), b = inputs[1].to_doubles();
+  std::vector<double> c(static_cast<std::size_t>(m * n));
+  DeviceBuffer da(*this, a.size() * sizeof(double)), db(*this, b.size() * sizeof(double)),
+      dc(*this, c.size() * sizeof(double));
+  to_device(da.get(), a.data(), da.bytes());
+  to_device(db.get(), b.data(), db.bytes());
+  std::string why = dgemm_->gemm(stream_, m, n, k, reinterpret_cast<CUdeviceptr>(da.get()),
+                                 reinterpret_cast<CUdeviceptr>(db.get()),
+                                 reinterpret_cast<CUdeviceptr>(dc.get()));
+  KGATE_CU_CHECK(cuStreamSynchronize(stream_));  // a sticky fault surfaces as DeviceFault
+  if (!why.empty()) {
+    std::fprintf(stderr, "[kgate-native] matmul truth on the host: %s\n", why.c_str());
+    return {};
+  }
+  to_host(c.data(), dc.get(), dc.bytes());
+  auto out = ops::HostTensor::make(DType::kF64, op.shape_of(op.outputs()[0], dims));
+  std::memcpy(out.bytes.data(), c.data(), c.size() * sizeof(double));
+  return {std::move(out)};
 }
 
 void* CudaBackend::alloc(std::size_t bytes) {

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "native/backend.h"
+#include "native/cuda/cublas_dgemm.h"
 #include "native/cuda/cuda_compiler.h"
 #include "native/cuda/nvml_clock.h"
 
@@ -36,6 +37,9 @@ class CudaBackend : public Backend {
           std::vector<kgate_tensor>& outputs) override;
   protocol::TimeResult time(std::vector<TimedCall>& calls,
                             const protocol::TimeParams& params) override;
+  std::vector<ops::HostTensor> device_reference_f64(
+      const ops::Op& op, const ops::Dims& dims,
+      const std::vector<ops::HostTensor>& inputs) override;
 
   CUstream stream() const { return stream_; }
 
@@ -50,6 +54,8 @@ class CudaBackend : public Backend {
   bool bandwidth_measured_ = false;
   std::unique_ptr<NvmlClock> nvml_;
   std::unique_ptr<CudaCompiler> compiler_;
+  std::unique_ptr<CublasDgemm> dgemm_;
+  bool dgemm_tried_ = false;
   CUdeviceptr flush_buffer_ = 0;
   std::size_t flush_bytes_ = 0;
 };

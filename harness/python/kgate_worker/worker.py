@@ -51,6 +51,10 @@ def _clone_args(args: list) -> list:
     return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
 
 
+def _nbytes(tensors: list) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
+
+
 def _short_repr(v: Any, limit: int = 200) -> str:
     text = repr(v)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -170,8 +174,11 @@ class Worker:
         """get_inputs() under torch.manual_seed(seed), on the device; dist 'signed' flips
         the sign of each floating element at random; floating inputs cast to dt."""
         p = self._need_problem()
-        torch.manual_seed(seed)
-        raw = p.module.get_inputs()
+        torch.manual_seed(seed)  # seeds the CPU and every CUDA generator
+        # On a GPU, get_inputs() draws there: a problem sized for the device (GBs) would
+        # take seconds per draw on the host.
+        with torch.device(self.device) if self.cuda else contextlib.nullcontext():
+            raw = p.module.get_inputs()
         if isinstance(raw, torch.Tensor) or not isinstance(raw, (list, tuple)):
             raw = [raw]
         gen = None
@@ -211,9 +218,19 @@ class Worker:
         outs = [t.detach() for t in outs]
         self.sync()
         p.truth_cache[key] = outs
-        while len(p.truth_cache) > TRUTH_CACHE_ENTRIES:
+        budget = self._truth_cache_bytes()
+        while len(p.truth_cache) > 1 and (
+                len(p.truth_cache) > TRUTH_CACHE_ENTRIES or
+                sum(_nbytes(v) for v in p.truth_cache.values()) > budget):
             p.truth_cache.popitem(last=False)
         return outs
+
+    def _truth_cache_bytes(self) -> int:
+        """Memory the float64 truths may hold: an eighth of the device's (a GPU-sized
+        problem's truth can be GBs), 2 GiB of host memory on the CPU."""
+        if self.cuda:
+            return int((self.device_info or {}).get("memory_bytes") or (16 << 30)) // 8
+        return 2 << 30
 
     def poison(self, nbytes: int) -> None:
         """Leaves freed allocator memory holding all-ones bits (NaN for every float dtype)
