@@ -90,16 +90,31 @@ if has kbbench; then
     stamp "kgate bench $p (vs torch.compile) rc=$?"; tail -25 "$OUT/kbbench-$n.txt"
   done
 fi
+# A suite with a session-sized budget: SUITE_WALL_S / PROBLEM_WALL_S / MAX_EXPERIMENTS
+# replace the suite's own (a copy under suites/, on the runner's copy of the tree only).
+short_suite() {
+  local src="suites/$1.yaml" dst="suites/_session-$1.yaml"
+  sed -e "s/^  suite_wall_s: .*/  suite_wall_s: ${SUITE_WALL_S:-300}/" \
+      -e "s/^  problem_wall_s: .*/  problem_wall_s: ${PROBLEM_WALL_S:-60}/" \
+      -e "s/^  problem_floor_s: .*/  problem_floor_s: ${PROBLEM_FLOOR_S:-20}/" \
+      -e "s/^  max_experiments: .*/  max_experiments: ${MAX_EXPERIMENTS:-3}/" \
+      -e "s/^id: .*/id: $1/" "$src" > "$dst"
+  echo "$dst"
+}
 if has kbrun; then
+  gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
+  multi=(); [[ "$gpus" == *,* ]] && multi=(--gpus "$gpus")
   /usr/bin/time -f "run wall %e s" timeout "$(cap kbrun 420)" "$B/kgate" run \
-    suites/kernelbench-gpu.yaml --gpu h200 --out "$OUT/kbrun" > "$OUT/kbrun.log" 2>&1
+    "$(short_suite kernelbench-gpu)" --gpu h200 "${multi[@]}" --out "$OUT/kbrun" > "$OUT/kbrun.log" 2>&1
   stamp "kgate run kernelbench-gpu rc=$?"; tail -40 "$OUT/kbrun.log"
   ls "$OUT/kbrun"; cat "$OUT/kbrun"/*.md 2>/dev/null | head -60
 fi
 if has smoke; then
   /usr/bin/time -f "run wall %e s" timeout "$(cap smoke 300)" "$B/kgate" run \
-    suites/gpu-smoke.yaml --gpu h200 --out "$OUT/smoke" > "$OUT/smoke.log" 2>&1
+    "$(SUITE_WALL_S=${SMOKE_WALL_S:-150} MAX_EXPERIMENTS=${SMOKE_EXPERIMENTS:-6} PROBLEM_WALL_S=40 \
+       short_suite gpu-smoke)" --gpu h200 --out "$OUT/smoke" > "$OUT/smoke.log" 2>&1
   stamp "kgate run gpu-smoke rc=$?"; tail -30 "$OUT/smoke.log"
+  cat "$OUT"/smoke/*/results.tsv "$OUT"/smoke/results*.tsv 2>/dev/null | head -60
 fi
 if has study; then
   timeout "$(cap study 420)" "$B/kgate_measure_study" --root "$root" --native "$B/kgate-native" \

@@ -406,3 +406,10 @@ def test_side_stream_flag_needs_a_quarter_and_three():
     assert not ct.side_flagged(2, 2)       # two stray waits are host jitter
     assert ct.side_flagged(3, 12) and not ct.side_flagged(3, 13)
     assert ct.side_flagged(100, 100)
+
+
+def test_side_stream_threshold_grows_with_the_sample():
+    from kgate_worker import cuda_timing as ct
+    assert ct.side_threshold_us(5.0, 2.0) == 55.0          # 50 µs floor over the idle cost
+    assert ct.side_threshold_us(20.0, 10.0) == 100.0       # 4x a slow idle synchronize
+    assert ct.side_threshold_us(5.0, 2000.0) == 105.0      # 5 % of a 2 ms sample

@@ -3,7 +3,7 @@
 before it, CUDA-graph batches for µs-scale calls (plain event timing of a ~5 µs kernel
 reads mostly launch overhead), and a side-stream check after every sample.
 
-Only `graph_batch` and `side_flagged` run without a GPU; the rest needs torch on CUDA.
+Only `graph_batch`, `side_threshold_us` and `side_flagged` run without a GPU; the rest needs torch on CUDA.
 """
 
 from __future__ import annotations
@@ -23,6 +23,14 @@ def graph_batch(probe_us: float) -> int:
     """Calls per graph replay for a call that takes about `probe_us` µs."""
     n = math.ceil(GRAPH_BATCH_TARGET_US / max(probe_us, 0.5))
     return max(2, min(GRAPH_BATCH_MAX, n))
+
+
+def side_threshold_us(idle_sync_us: float, sample_us: float) -> float:
+    """How long a device-wide synchronize after the end event may take before the sample
+    counts as having missed work: the idle cost plus a margin for host jitter (Python's
+    is larger than C++'s) that grows with the sample, so long samples are not flagged by
+    noise; work worth flagging on another stream is a sizeable share of the sample."""
+    return idle_sync_us + max(50.0, 4 * idle_sync_us, 0.05 * sample_us)
 
 
 def side_flagged(hits: int, checked: int) -> bool:
@@ -49,10 +57,8 @@ class Sampler:
             t0 = time.perf_counter()
             torch.cuda.synchronize(device)
             idle.append((time.perf_counter() - t0) * 1e6)
-        base = statistics.median(idle)
-        # host jitter stays under this margin nearly always; a verdict needs a quarter of
-        # the samples to agree (side_flagged)
-        self.side_threshold_us = base + max(20.0, 4 * base)
+        self.idle_sync_us = statistics.median(idle)
+        self.waits_us: dict[str, list] = {}
 
     def sample(self, slot: str, fn: Callable[[], Any], batch: int = 1) -> float:
         """µs per call of one sample: flush, start event, fn(), end event."""
@@ -63,17 +69,28 @@ class Sampler:
         fn()
         self.end.record()
         self.end.synchronize()
-        us = self.start.elapsed_time(self.end) * 1e3 / batch
+        sample_us = self.start.elapsed_time(self.end) * 1e3
         t0 = time.perf_counter()
         self.torch.cuda.synchronize(self.device)
         waited_us = (time.perf_counter() - t0) * 1e6
         self.checked[slot] = self.checked.get(slot, 0) + 1
-        if waited_us > self.side_threshold_us:
+        self.waits_us.setdefault(slot, []).append(waited_us)
+        if waited_us > side_threshold_us(self.idle_sync_us, sample_us):
             self.hits[slot] = self.hits.get(slot, 0) + 1
-        return us
+        return sample_us / batch
 
     def side_stream_work(self) -> bool:
         return any(side_flagged(self.hits.get(s, 0), n) for s, n in self.checked.items())
+
+    def side_note(self) -> str:
+        """What the side-stream check saw, per slot (for the timer note when it flags)."""
+        parts = []
+        for s, n in self.checked.items():
+            w = self.waits_us.get(s) or [0.0]
+            parts.append(f"{s}: {self.hits.get(s, 0)} of {n} samples waited, median "
+                         f"{statistics.median(w):.1f} us, max {max(w):.1f} us")
+        return (f"side-stream check (idle synchronize {self.idle_sync_us:.1f} us): " +
+                "; ".join(parts))
 
 
 def capture(torch: Any, model: Callable, sets: Sequence[list], batch: int) -> Any:

@@ -105,7 +105,7 @@ def cuda_info(torch, index: int) -> dict:
 def copy_bandwidth_gbps(torch, device) -> float:
     """Best of a few copies of a large buffer: (read + write bytes) / time, in GB/s."""
     cuda = device.type == "cuda"
-    nbytes = (256 if cuda else 32) * 1024 * 1024
+    nbytes = (1024 if cuda else 32) * 1024 * 1024  # 1 GiB on a GPU, as kgate-native
     src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).fill_(1.0)
     dst = torch.empty_like(src)
     dst.copy_(src)

@@ -715,6 +715,9 @@ class Worker:
                     break
             if sampler is not None:
                 res["side_stream_work"] = sampler.side_stream_work()
+                if res["side_stream_work"]:
+                    res["timer_note"] = "; ".join(
+                        x for x in (res["timer_note"], sampler.side_note()) if x)
         except (Exception, SystemExit) as e:
             res["return_code"] = 1
             res["stop_reason"] = "error"
@@ -743,6 +746,13 @@ class Worker:
                 for t in names:
                     models[t](*sets[0])
                 torch.cuda.synchronize(self.device)
+                # torch's CUDA generators stay registered with the abandoned capture ("Offset
+                # increment outside graph capture"): every later random draw would fail. This
+                # answer is still good; the orchestrator replays the set-up into a fresh
+                # worker for the next request.
+                self.fatal = ("CUDA graph capture failed; the process's CUDA random state "
+                              "is no longer usable")
+                _log(self.fatal + "; exiting after this answer")
                 return (f"CUDA graph capture not usable (slot '{s}': {why}); "
                         "timed with events")
         return ""
