@@ -102,8 +102,9 @@ short_suite() {
   echo "$dst"
 }
 if has kbrun; then
+  # Every GPU of the host (one shard each), unless CUDA_VISIBLE_DEVICES pins this step.
   gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
-  multi=(); [[ "$gpus" == *,* ]] && multi=(--gpus "$gpus")
+  multi=(); [[ -z "${CUDA_VISIBLE_DEVICES:-}" && "$gpus" == *,* ]] && multi=(--gpus "$gpus")
   /usr/bin/time -f "run wall %e s" timeout "$(cap kbrun 420)" "$B/kgate" run \
     "$(short_suite kernelbench-gpu)" --gpu h200 "${multi[@]}" --out "$OUT/kbrun" > "$OUT/kbrun.log" 2>&1
   stamp "kgate run kernelbench-gpu rc=$?"; tail -40 "$OUT/kbrun.log"

@@ -160,6 +160,13 @@ ExitCode run_on_gpus(const RunOptions& o) {
   if (ec) throw InfraError("--gpus: cannot find this kgate executable: " + ec.message());
   fs::create_directories(o.out, ec);
 
+  // One correctness seed for the whole run, as one run id: every shard checks its
+  // problems from the same root, and the merged report names one seed to reproduce with.
+  std::optional<uint64_t> seed = o.seed;
+  if (!seed && !o.resume) {
+    std::random_device rd;
+    seed = (static_cast<uint64_t>(rd()) << 32) | rd();
+  }
   const int n = static_cast<int>(gpus.size());
   std::vector<pid_t> pids;
   std::vector<std::string> dirs;
@@ -173,7 +180,7 @@ ExitCode run_on_gpus(const RunOptions& o) {
     if (!o.backend.empty()) args.insert(args.end(), {"--backend", o.backend});
     if (o.resume) args.push_back("--resume");
     if (o.max_experiments) args.insert(args.end(), {"--max-experiments", std::to_string(*o.max_experiments)});
-    if (o.seed) args.insert(args.end(), {"--seed", std::to_string(*o.seed)});
+    if (seed) args.insert(args.end(), {"--seed", std::to_string(*seed)});
     if (!o.db.empty()) args.insert(args.end(), {"--db", o.db});
     log::info("gpu " + gpus[k] + ": kgate run --shard " + std::to_string(k + 1) + "/" + std::to_string(n) +
               " -> " + dir);

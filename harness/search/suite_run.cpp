@@ -763,10 +763,18 @@ struct SuiteRun::Impl {
         reconcile(p);
         if (!p.baseline()) run_baseline(p);
         if (p.baseline() && !p.baseline()->passed) finalize(p, 0);
-      } catch (const InfraError& e) {
+      } catch (const Interrupted&) {
+        throw;
+      } catch (const Error& e) {
+        // Infrastructure or a problem its worker rejects (a KernelBench file that fails
+        // to load, a device out of memory): this problem's error, not the run's end.
         log::error(p.item->problem_id + ": " + e.what());
         error_result(p, e.what());
       }
+      // Workers are not kept across the baseline phase: a suite's problems would each hold
+      // a process (and, on a GPU, its memory) until their turn. The search starts a fresh
+      // one.
+      p.eval.reset();
     }
     // 2. The Amdahl plan over the problems that have a passing baseline.
     std::vector<PlanInput> inputs;
@@ -787,17 +795,19 @@ struct SuiteRun::Impl {
         search(p);
         if (interrupted(opt.interrupted)) break;
         finalize(p, now_s() - t0);
-        p.eval.reset();  // one worker at a time on a small machine
         const auto& r = *p.done;
         log::info(p.item->problem_id + ": " + json(r.outcome).get<std::string>() + " " +
                   fmt(r.speedup, "%.3f") + "x [" + fmt(r.speedup_lo, "%.3f") + ", " +
                   fmt(r.speedup_hi, "%.3f") + "] " + fmt(r.baseline_us, "%.2f") + " -> " +
                   fmt(r.best_us, "%.2f") + " us, " + std::to_string(r.kept) + "/" +
                   std::to_string(r.experiments) + " kept");
-      } catch (const InfraError& e) {
+      } catch (const Interrupted&) {
+        throw;
+      } catch (const Error& e) {
         log::error(p.item->problem_id + ": " + e.what());
         error_result(p, e.what());
       }
+      p.eval.reset();  // one worker at a time on a small machine
     }
 
     summary.interrupted = interrupted(opt.interrupted);

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "search/experiment_record.h"
 #include "search/experiment_repo.h"
 #include "search/journal.h"
@@ -67,6 +68,10 @@ struct FakeEvaluator : CandidateEvaluator {
     gates::CandidateVerdict v;
     std::string src = slurp(c);
     evaluated->push_back(tag + "|" + format_point(d) + "|" + std::to_string(std::hash<std::string>{}(src)));
+    // What the evaluator throws when the worker rejects a problem (a KernelBench file
+    // that fails to load, a device out of memory).
+    if (src.find("REJECTED") != std::string::npos)
+      throw kgate::UsageError("p.py:1:1: error: problem " + tag + " rejected by the worker: out of memory");
     v.gates.push_back(gate(gates::Gate::kStatic, gates::GateStatus::kPass));
     if (src.find("BROKEN") != std::string::npos) {
       gates::GateResult g = gate(gates::Gate::kCorrectness, gates::GateStatus::kFail);
@@ -258,6 +263,22 @@ TEST_F(SearchSuiteRun, StarterFailingTheGatesFailsThePipeline) {
     if (r.problem == "bad") {
       EXPECT_EQ(r.outcome, report::Outcome::kError);
       EXPECT_NE(r.reason.find("correctness"), std::string::npos) << r.reason;
+    } else {
+      EXPECT_EQ(r.outcome, report::Outcome::kImproved);
+    }
+  }
+}
+
+// A problem its worker rejects is that problem's error; the run goes on with the rest.
+TEST_F(SearchSuiteRun, RejectedProblemIsAnErrorAndTheRunContinues) {
+  std::ofstream(dir / "rejected.cpp") << "// kgate:tune REPEAT=[1,2]\n#define REPEAT 2\n// REJECTED\n";
+  RunSummary s = run({item("rejected", (dir / "rejected.cpp").string()), item("good")});
+  EXPECT_EQ(s.code, ExitCode::kInfra);
+  ASSERT_EQ(s.results.size(), 2u);
+  for (const auto& r : s.results) {
+    if (r.problem == "rejected") {
+      EXPECT_EQ(r.outcome, report::Outcome::kError);
+      EXPECT_NE(r.reason.find("rejected by the worker"), std::string::npos) << r.reason;
     } else {
       EXPECT_EQ(r.outcome, report::Outcome::kImproved);
     }

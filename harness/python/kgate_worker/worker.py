@@ -120,9 +120,24 @@ class Worker:
         self.fatal = ""  # non-empty: exit (status 3) after the current answer
 
     def handlers(self) -> dict:
-        return {"hello": self.hello, "load_problem": self.load_problem,
-                "compile": self.compile, "check": self.check, "time": self.time,
-                "shutdown": self.shutdown}
+        ops = {"hello": self.hello, "load_problem": self.load_problem,
+               "compile": self.compile, "check": self.check, "time": self.time,
+               "shutdown": self.shutdown}
+        return {name: self._releasing(fn) for name, fn in ops.items()}
+
+    def _releasing(self, fn):
+        """The op, then the CUDA caching allocator's free blocks handed back to the driver:
+        an idle worker holds only what it keeps (weights, the truth cache), so the other
+        workers on the GPU (the fresh one of a final re-measure, the next problem's)
+        can allocate a GPU-sized problem's tensors."""
+        def run(params: dict) -> dict:
+            try:
+                return fn(params)
+            finally:
+                if self.cuda:
+                    with contextlib.suppress(Exception):  # a faulted context: exiting anyway
+                        torch.cuda.empty_cache()
+        return run
 
     # ---- helpers ---------------------------------------------------------------------
     def _ensure_device(self):
