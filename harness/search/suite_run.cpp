@@ -403,6 +403,7 @@ struct SuiteRun::Impl {
     gates::CandidateVerdict v =
         evaluator(p).evaluate((ws / p.candidate_rel).string(), {}, p.starter_copy);
     if (interrupted(opt.interrupted)) return;
+    if (device_name.empty()) device_name = evaluator(p).device_name();
     fill_from_verdict(r, v);
     p.degenerate = v.degenerate;
     r.speedup_vs_starter = 1;
@@ -629,7 +630,6 @@ struct SuiteRun::Impl {
     res.best_hash = gates::hash_file(p.best_copy);
     res.gates = best.gates;
     res.wall_s = (base ? base->wall_s : 0) + std::max(wall_s, p.spent_s());
-    if (p.eval) res.env.gpu = p.eval->device_name();
     const double threshold = opt.suite.gates.keep_threshold;
     if (!base || !base->passed) {
       res.outcome = report::Outcome::kError;
@@ -662,16 +662,18 @@ struct SuiteRun::Impl {
       res.outcome = report::Outcome::kMatched;
       res.reason = "degenerate problem (" + p.degenerate + "): never counted as improved";
     }
-    if (p.eval && base && base->passed && res.best_us > 0) {
+    if (p.item->problem.kind == "kernelbench" && base && base->passed && res.best_us > 0) {
       // KernelBench: the final best against the reference model, interleaved; the ratio is
-      // kept by expressing the reference in the best's measured time.
-      for (const auto& [mode, t] : p.eval->reference_timings(p.best_copy, best.point)) {
+      // kept by expressing the reference in the best's measured time. (A problem that
+      // moved on without a search has no evaluator since the baseline phase: start one.)
+      for (const auto& [mode, t] : evaluator(p).reference_timings(p.best_copy, best.point)) {
         if (t.candidate_us <= 0) continue;
         double ref_us = res.best_us * t.speedup;
         if (mode == "eager") res.eager_us = ref_us;
         if (mode == "compile") res.compile_us = ref_us;
       }
     }
+    res.env.gpu = p.eval ? p.eval->device_name() : device_name;
     auto sr = stop_reasons.find(p.item->problem_id);
     if (sr != stop_reasons.end() && res.reason.empty()) res.reason = "moved on: " + sr->second;
     json e = {{"event", "problem_done"},
