@@ -98,6 +98,14 @@ struct FakeEvaluator : CandidateEvaluator {
     return timing(c, d, b);
   }
   std::string device_name() const override { return "fake-cpu"; }
+  // The reference model runs at half (eager) and two thirds (compile) of the candidate's speed.
+  std::map<std::string, gates::Timing> reference_timings(const std::string& c, const Point& d) override {
+    evaluated->push_back("reference " + tag);
+    gates::Timing eager = timing(c, d, c), compiled = eager;
+    eager.speedup = 2.0;
+    compiled.speedup = 1.5;
+    return {{"eager", eager}, {"compile", compiled}};
+  }
 };
 
 struct SearchSuiteRun : ::testing::Test {
@@ -283,6 +291,28 @@ TEST_F(SearchSuiteRun, RejectedProblemIsAnErrorAndTheRunContinues) {
       EXPECT_EQ(r.outcome, report::Outcome::kImproved);
     }
   }
+}
+
+// A KernelBench problem that moves on at once (its starter is at the roofline stop) has
+// no search and no live evaluator, yet still gets its vs-eager / vs-compile numbers.
+TEST_F(SearchSuiteRun, ProblemWithoutSearchStillGetsReferenceTimings) {
+  suite.budget.roofline_stop = 0.01;
+  RunItem it = item("kb");
+  it.problem.kind = "kernelbench";
+  RunSummary s = run({it});
+  ASSERT_EQ(s.results.size(), 1u);
+  const auto& r = s.results[0];
+  EXPECT_EQ(r.experiments, 0);
+  EXPECT_EQ(r.outcome, report::Outcome::kFallback);
+  EXPECT_DOUBLE_EQ(r.eager_us, 2.0 * r.best_us);
+  EXPECT_DOUBLE_EQ(r.compile_us, 1.5 * r.best_us);
+  EXPECT_EQ(r.env.gpu, "fake-cpu");
+  // Native problems have no reference model: nothing is asked.
+  evaluated.clear();
+  fs::remove_all(out);
+  RunSummary n = run({item("native")});
+  EXPECT_EQ(n.results[0].eager_us, 0);
+  EXPECT_EQ(std::count(evaluated.begin(), evaluated.end(), "reference native"), 0);
 }
 
 TEST_F(SearchSuiteRun, ForbiddenEditIsCaughtUndoneAndRecorded) {
