@@ -38,6 +38,18 @@ def load(w: Worker, name: str = "relu.py", variant: str = "") -> dict:
     return r
 
 
+@pytest.fixture
+def own_worker(tmp_path):
+    """A worker of the test's own, with the small ReLU problem loaded: for tests that end
+    with the worker exiting (after a sticky fault, after a failed graph capture)."""
+    w = Worker(tmp_path / "own.stderr")
+    w.ok("hello", backend="cuda", device_index=0)
+    load(w, variant="small")
+    yield w
+    w.kill()
+    w.close()
+
+
 def test_hello_describes_the_gpu(tmp_path):
     w = Worker(tmp_path / "w.stderr")
     try:
@@ -88,24 +100,18 @@ def test_full_size_relu_streams_at_copy_speed(cuda_worker):
     assert med > r["min_bytes"] / 6e12 * 1e6, (med, r["timer"], r["batch"])
 
 
-def test_uncapturable_candidate_falls_back_to_events(tmp_path):
+def test_uncapturable_candidate_falls_back_to_events(own_worker):
     # Its own worker: a failed capture leaves torch's CUDA generators unusable, so the
     # worker answers and then exits for a fresh one (the orchestrator replays the set-up).
-    w = Worker(tmp_path / "w.stderr")
-    try:
-        w.ok("hello", backend="cuda", device_index=0)
-        load(w, variant="small")
-        assert w.compile_candidate("relu_host_sync.py")["compiled"]
-        r = w.ok("time", slots=["candidate", "baseline"], **FAST)
-        assert r["return_code"] == 0, r["timer_note"]
-        assert r["timer"] == "cuda_event" and r["batch"] == 1, r
-        assert "CUDA graph capture not usable (slot 'candidate'" in r["timer_note"], r
-        assert len(r["samples_us"]["candidate"]) >= 20
-        assert w.proc.wait(timeout=60) == 3, w.stderr()
-        assert "CUDA graph capture failed" in w.stderr()
-    finally:
-        w.kill()
-        w.close()
+    w = own_worker
+    assert w.compile_candidate("relu_host_sync.py")["compiled"]
+    r = w.ok("time", slots=["candidate", "baseline"], **FAST)
+    assert r["return_code"] == 0, r["timer_note"]
+    assert r["timer"] == "cuda_event" and r["batch"] == 1, r
+    assert "CUDA graph capture not usable (slot 'candidate'" in r["timer_note"], r
+    assert len(r["samples_us"]["candidate"]) >= 20
+    assert w.proc.wait(timeout=60) == 3, w.stderr()
+    assert "CUDA graph capture failed" in w.stderr()
 
 
 def test_side_stream_work_is_flagged(cuda_worker):
@@ -120,19 +126,13 @@ def test_side_stream_work_is_flagged(cuda_worker):
     assert r["side_stream_work"] is False, r
 
 
-def test_sticky_error_answers_then_exits(tmp_path):
-    w = Worker(tmp_path / "w.stderr")
-    try:
-        w.ok("hello", backend="cuda", device_index=0)
-        load(w, variant="small")
-        assert w.compile_candidate("relu_illegal_address.py")["compiled"]
-        c = w.check()
-        assert c["return_code"] == 1 and c["error"], c
-        assert w.proc.wait(timeout=60) == 3, w.stderr()
-        assert "CUDA context unusable" in w.stderr()
-    finally:
-        w.kill()
-        w.close()
+def test_sticky_error_answers_then_exits(own_worker):
+    w = own_worker
+    assert w.compile_candidate("relu_illegal_address.py")["compiled"]
+    c = w.check()
+    assert c["return_code"] == 1 and c["error"], c
+    assert w.proc.wait(timeout=60) == 3, w.stderr()
+    assert "CUDA context unusable" in w.stderr()
 
 
 def test_triton_solution_on_device(cuda_worker):
