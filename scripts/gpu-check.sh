@@ -43,6 +43,9 @@ if [ -n "${KGATE_PREBUILT:-}" ]; then
   BIN=$(find_one tests/kgate_gpu_tests) || exit 3
   export KGATE_CUDA_PLUGIN
   KGATE_CUDA_PLUGIN=$(find_one libkgate_native_cuda.so) || exit 3
+  # The gate-matrix tests drive a real kgate-native (which finds the plugin beside it).
+  export KGATE_NATIVE_BIN
+  KGATE_NATIVE_BIN=$(find_one kgate-native) || exit 3
   say "prebuilt: $BUILD (tests $BIN, plugin $KGATE_CUDA_PLUGIN)"
   # One process per test (a device fault poisons its process, as in ctest).
   tests=$("$BIN" --gtest_list_tests | awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}')
@@ -59,7 +62,7 @@ if [ -n "${KGATE_PREBUILT:-}" ]; then
     secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN {print (b - a) / 1e9}')
     if [ $rc -eq 0 ]; then res=PASS; else res="FAIL($rc)"; status=1; fi
     printf '%-60s %-9s %8.2fs\n' "gpu.$t" "$res" "$secs" >> "$SUMMARY"
-    grep -hE '^(device|A/A|tiny|uncapturable|side stream|starter)' "$one" | sed 's/^/    /' >> "$SUMMARY" || true
+    grep -hE '^(device|A/A|tiny|uncapturable|side stream|starter|gate matrix)' "$one" | sed 's/^/    /' >> "$SUMMARY" || true
     [ $rc -ne 0 ] && sed 's/^/    | /' "$one" | tail -40
   done
   rm -f "$OUT/current-test.log"
@@ -79,7 +82,7 @@ else
   # "  1/9 Test #3: gpu.CudaTest.X ....   Passed    1.23 sec"
   grep -E 'Test +#' "$OUT/ctest.log" | sed -E 's/^ *[0-9]+\/[0-9]+ Test +#[0-9]+: //; s/ \.+ */ /' \
     | awk '{printf "%-60s %-9s %8ss\n", $1, $2, $(NF-1)}' >> "$SUMMARY"
-  grep -hE '^(device|A/A|tiny|uncapturable|side stream|starter)' "$OUT/ctest.log" | sed 's/^/    /' >> "$SUMMARY" || true
+  grep -hE '^(device|A/A|tiny|uncapturable|side stream|starter|gate matrix)' "$OUT/ctest.log" | sed 's/^/    /' >> "$SUMMARY" || true
   [ $status -ne 0 ] && grep -A40 -E 'Failure|\*\*\*Failed|FAILED' "$OUT/ctest.log" | head -80
 fi
 

@@ -48,12 +48,38 @@ int run(const std::string& cmd, std::string* out) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-std::vector<fs::path> starters() {
+std::vector<fs::path> cu_files(const std::string& dir) {
   std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(fs::path(KGATE_SOURCE_DIR) / "kernelbench/native/starters"))
+  for (const auto& e : fs::directory_iterator(fs::path(KGATE_SOURCE_DIR) / dir))
     if (e.path().extension() == ".cu") out.push_back(e.path());
   std::sort(out.begin(), out.end());
   return out;
+}
+std::vector<fs::path> starters() { return cu_files("kernelbench/native/starters"); }
+
+// Builds each file into OUT/<stem>.so with the flags the backend uses
+// (harness/native/cuda/cuda_compiler.cpp), two at a time (nvcc is slow, CI machines small).
+// Returns (exit status, compiler output) per file.
+std::vector<std::pair<int, std::string>> build_all(const std::string& nvcc, const std::vector<fs::path>& files,
+                                                   const fs::path& out_dir) {
+  fs::path lib64 = fs::path(nvcc).parent_path().parent_path() / "lib64";
+  auto build = [&](const fs::path& src) {
+    std::string out;
+    std::string cmd = nvcc + " -O3 -std=c++17 -shared -Xcompiler -fPIC -gencode arch=compute_90,code=sm_90 -I" +
+                      std::string(KGATE_SOURCE_DIR) + "/harness/include " + src.string() + " -lcublas -Xlinker=-rpath," +
+                      lib64.string() + " -o " + (out_dir / (src.stem().string() + ".so")).string() + " 2>&1";
+    int rc = run(cmd, &out);
+    return std::make_pair(rc, out);
+  };
+  std::vector<std::pair<int, std::string>> results(files.size());
+  for (std::size_t i = 0; i < files.size(); i += 2) {
+    auto a = std::async(std::launch::async, build, files[i]);
+    std::future<std::pair<int, std::string>> b;
+    if (i + 1 < files.size()) b = std::async(std::launch::async, build, files[i + 1]);
+    results[i] = a.get();
+    if (b.valid()) results[i + 1] = b.get();
+  }
+  return results;
 }
 
 }  // namespace
@@ -78,29 +104,10 @@ TEST(CudaCompile, EveryStarterBuildsForSm90AndExportsTheEntry) {
   if (nvcc.empty()) GTEST_SKIP() << "nvcc not found (set KGATE_NVCC)";
   fs::path out_dir = fs::temp_directory_path() / ("kgate-cuda-compile-" + std::to_string(getpid()));
   fs::create_directories(out_dir);
-  fs::path lib64 = fs::path(nvcc).parent_path().parent_path() / "lib64";
   std::vector<fs::path> files = starters();
-  // The flags the backend uses (harness/native/cuda/cuda_compiler.cpp).
-  auto build = [&](const fs::path& src) {
-    std::string out;
-    std::string cmd = nvcc + " -O3 -std=c++17 -shared -Xcompiler -fPIC -gencode arch=compute_90,code=sm_90 -I" +
-                      std::string(KGATE_SOURCE_DIR) + "/harness/include " + src.string() + " -lcublas -Xlinker=-rpath," +
-                      lib64.string() + " -o " + (out_dir / (src.stem().string() + ".so")).string();
-    int rc = run(cmd, &out);
-    return std::make_pair(rc, out);
-  };
-  // Two at a time: nvcc is slow and CI machines are small.
-  for (std::size_t i = 0; i < files.size(); i += 2) {
-    auto a = std::async(std::launch::async, build, files[i]);
-    std::future<std::pair<int, std::string>> b;
-    if (i + 1 < files.size()) b = std::async(std::launch::async, build, files[i + 1]);
-    auto ra = a.get();
-    EXPECT_EQ(ra.first, 0) << files[i] << ":\n" << ra.second;
-    if (b.valid()) {
-      auto rb = b.get();
-      EXPECT_EQ(rb.first, 0) << files[i + 1] << ":\n" << rb.second;
-    }
-  }
+  auto results = build_all(nvcc, files, out_dir);
+  for (std::size_t i = 0; i < files.size(); ++i)
+    EXPECT_EQ(results[i].first, 0) << files[i] << ":\n" << results[i].second;
   // The objects load without a GPU (the static CUDA runtime finds the driver lazily) and
   // export the ABI's one entry point.
   for (const fs::path& src : files) {
@@ -110,6 +117,28 @@ TEST(CudaCompile, EveryStarterBuildsForSm90AndExportsTheEntry) {
     ASSERT_NE(h, nullptr) << so << ": " << dlerror();
     EXPECT_NE(dlsym(h, "kgate_run"), nullptr) << so;
     // Left loaded: unloading the static CUDA runtime's registrations is pointless here.
+  }
+  std::error_code ec;
+  fs::remove_all(out_dir, ec);
+}
+
+// The CUDA gate matrix (tests/gpu/cuda_gates_test.cpp, run on a GPU) builds here: every
+// fixture compiles for sm_90 except the one that must not, which fails with nvcc's message.
+TEST(CudaCompile, GateMatrixFixturesBuild) {
+  std::string nvcc = find_nvcc();
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not found (set KGATE_NVCC)";
+  fs::path out_dir = fs::temp_directory_path() / ("kgate-cuda-matrix-" + std::to_string(getpid()));
+  fs::create_directories(out_dir);
+  std::vector<fs::path> files = cu_files("tests/fixtures/candidates/softmax_cuda");
+  ASSERT_GE(files.size(), 10u);
+  auto results = build_all(nvcc, files, out_dir);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (files[i].stem() == "compile_error") {
+      EXPECT_NE(results[i].first, 0) << files[i] << " compiled";
+      EXPECT_NE(results[i].second.find("undeclared_helper"), std::string::npos) << results[i].second;
+    } else {
+      EXPECT_EQ(results[i].first, 0) << files[i] << ":\n" << results[i].second;
+    }
   }
   std::error_code ec;
   fs::remove_all(out_dir, ec);

@@ -11,11 +11,15 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "../verdict_expect.h"
 
 namespace kgate::gates {
 namespace {
 
 namespace fs = std::filesystem;
+using test::expect_fails;
+using test::gate;
+using test::reason;
 
 const std::string kDir = std::string(KGATE_TEST_DATA) + "/candidates/softmax/";
 
@@ -59,20 +63,6 @@ class EvaluatorTest : public ::testing::Test {
   }
 
   static CandidateVerdict eval(const std::string& name) { return ev_->evaluate(kDir + name, {}, ""); }
-  static const GateResult& gate(const CandidateVerdict& v, Gate g) {
-    for (const auto& r : v.gates)
-      if (r.gate == g) return r;
-    throw std::runtime_error("no such gate in verdict");
-  }
-  static std::string reason(const CandidateVerdict& v) {
-    return v.failed_gate ? gate(v, *v.failed_gate).reason : std::string();
-  }
-  static void expect_fails(const CandidateVerdict& v, Gate g, const std::string& needle) {
-    EXPECT_FALSE(v.passed);
-    ASSERT_TRUE(v.failed_gate.has_value()) << "passed unexpectedly";
-    EXPECT_EQ(*v.failed_gate, g) << reason(v);
-    EXPECT_NE(reason(v).find(needle), std::string::npos) << "reason: " << reason(v);
-  }
 
   static Evaluator* ev_;
 };
