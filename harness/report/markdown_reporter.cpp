@@ -1,5 +1,8 @@
 #include "report/markdown_reporter.h"
 
+#include <string>
+#include <vector>
+
 #include "report/format.h"
 
 namespace kgate::report {
@@ -85,18 +88,40 @@ std::string markdown_report(const Summary& s, size_t max_bytes) {
   t += "## Problems\n\n";
   t += "| Level | Problem | Baseline | Best | Speedup [CI] | Outcome | Experiments | Kept | Best "
        "commit | Roofline |\n|---|---|--:|--:|--:|---|--:|--:|---|--:|\n";
-  const std::string note_reserve(300, ' ');
-  size_t shown = 0;
+  // Skipped problems (e.g. without a starting candidate: most of a KernelBench level without
+  // solutions) are named once below the table instead of one empty row each.
+  const std::string note_reserve(600, ' ');
+  size_t shown = 0, listed = 0;
+  bool full = false;
+  std::vector<std::string> skipped;
   for (const auto& row : s.rows) {
+    if (row.record->outcome == Outcome::kSkipped) {
+      skipped.push_back(row.record->level + "/" + row.record->problem);
+      continue;
+    }
+    ++listed;
     std::string line = problem_row(row);
-    if (t.size() + line.size() + note_reserve.size() > max_bytes) break;
+    full = full || t.size() + line.size() + note_reserve.size() > max_bytes;
+    if (full) continue;
     t += line;
     ++shown;
   }
-  if (shown < s.rows.size())
-    t += "\n_" + std::to_string(s.rows.size() - shown) + " of " + std::to_string(s.rows.size()) +
+  if (shown < listed)
+    t += "\n_" + std::to_string(listed - shown) + " of " + std::to_string(listed) +
          " problem rows left out to stay under the " + std::to_string(max_bytes) +
          "-byte summary limit; report.json and report.html have every row._\n";
+  if (!skipped.empty()) {
+    std::string names;
+    for (const auto& n : skipped) {
+      if (t.size() + names.size() + n.size() + 200 > max_bytes) {
+        names += ", ...";
+        break;
+      }
+      names += (names.empty() ? "" : ", ") + fmt::md_cell(n);
+    }
+    t += "\n_" + std::to_string(skipped.size()) +
+         " skipped (the reasons are in report.json): " + names + "._\n";
+  }
   return t;
 }
 

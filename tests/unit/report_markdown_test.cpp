@@ -34,10 +34,30 @@ TEST(ReportMarkdown, TruncatesRowsToFitTheLimit) {
   std::string small = markdown_report(s, 20000);
   EXPECT_LE(small.size(), 20000u);
   EXPECT_NE(small.find("## Levels"), std::string::npos);  // the summary always survives
-  EXPECT_NE(small.find("of 5000 problem rows left out"), std::string::npos);
+  size_t rows = 0;  // skipped problems are named in one line, not counted as rows
+  for (const auto& r : run.results) rows += r.outcome != Outcome::kSkipped;
+  EXPECT_NE(small.find("of " + std::to_string(rows) + " problem rows left out"), std::string::npos);
 
   std::string fits = markdown_report(summarize(base));
   EXPECT_EQ(fits.find("left out"), std::string::npos);
+}
+
+// A KernelBench level without solutions skips most problems: they are named in one line
+// under the table, not listed as empty rows.
+TEST(ReportMarkdown, SkippedProblemsAreNamedOnceNotListed) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  for (int i = 0; i < 3; ++i) {
+    ProblemResult r = run.results[0];
+    r.problem = "unsolved_" + std::to_string(i);
+    r.outcome = Outcome::kSkipped;
+    r.reason = "no starting candidate";
+    run.results.push_back(r);
+  }
+  std::string md = markdown_report(summarize(run));
+  EXPECT_EQ(md.find("| unsolved_0 |"), std::string::npos);
+  EXPECT_NE(md.find("skipped (the reasons are in report.json): "), std::string::npos) << md;
+  EXPECT_NE(md.find("/unsolved_0, "), std::string::npos) << md;
+  EXPECT_NE(md.find("/unsolved_2"), std::string::npos) << md;
 }
 
 TEST(ReportMarkdown, EscapesTableCells) {
