@@ -55,6 +55,9 @@ class Backend {
   virtual void release(void* p) = 0;
   virtual void to_device(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void to_host(void* dst, const void* src, std::size_t bytes) = 0;
+  // Zero-fills backend memory without staging it on the host (a GPU-sized output need not
+  // be built and copied just to be cleared). The default uploads zeros a chunk at a time.
+  virtual void zero(void* dst, std::size_t bytes);
 
   // Runs the module once and waits for it; returns kgate_run's return code.
   // Throws DeviceFault on a sticky device error.

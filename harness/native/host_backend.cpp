@@ -184,6 +184,7 @@ void* HostBackend::alloc(std::size_t bytes) {
   return p;
 }
 void HostBackend::release(void* p) { std::free(p); }
+void HostBackend::zero(void* dst, std::size_t bytes) { std::memset(dst, 0, bytes); }
 void HostBackend::to_device(void* dst, const void* src, std::size_t bytes) {
   if (bytes) std::memcpy(dst, src, bytes);
 }

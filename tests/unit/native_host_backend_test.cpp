@@ -47,6 +47,20 @@ class NativeHostBackend : public ::testing::Test {
   std::string cache_;
 };
 
+// Timing outputs are cleared in backend memory, not staged from the host; the default
+// (upload zeros a chunk at a time) and the host backend's own agree, across chunk edges.
+TEST_F(NativeHostBackend, ZeroClearsBackendMemory) {
+  const std::size_t n = (std::size_t{64} << 20) + 3;
+  auto* p = static_cast<unsigned char*>(backend_.alloc(n));
+  for (bool base : {false, true}) {
+    std::fill(p, p + n, 0xAB);
+    if (base) backend_.Backend::zero(p, n);
+    else backend_.zero(p, n);
+    EXPECT_EQ(std::count(p, p + n, 0), static_cast<std::ptrdiff_t>(n)) << (base ? "default" : "host");
+  }
+  backend_.release(p);
+}
+
 TEST_F(NativeHostBackend, CompilesRunsAndCaches) {
   std::shared_ptr<Module> m;
   auto r = backend_.compile(candidate("softmax_ok.cpp"), {}, cache_, &m);

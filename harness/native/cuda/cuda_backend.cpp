@@ -198,6 +198,12 @@ void CudaBackend::to_device(void* dst, const void* src, std::size_t bytes) {
   KGATE_CU_CHECK(cuStreamSynchronize(stream_));
 }
 
+void CudaBackend::zero(void* dst, std::size_t bytes) {
+  make_current();
+  KGATE_CU_CHECK(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(dst), 0, bytes, stream_));
+  KGATE_CU_CHECK(cuStreamSynchronize(stream_));
+}
+
 void CudaBackend::to_host(void* dst, const void* src, std::size_t bytes) {
   make_current();
   KGATE_CU_CHECK(cuMemcpyDtoHAsync(dst, reinterpret_cast<CUdeviceptr>(src), bytes, stream_));

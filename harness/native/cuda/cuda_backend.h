@@ -33,6 +33,7 @@ class CudaBackend : public Backend {
   void release(void* p) override;
   void to_device(void* dst, const void* src, std::size_t bytes) override;
   void to_host(void* dst, const void* src, std::size_t bytes) override;
+  void zero(void* dst, std::size_t bytes) override;
   int run(const Module& m, const std::vector<kgate_tensor>& inputs,
           std::vector<kgate_tensor>& outputs) override;
   protocol::TimeResult time(std::vector<TimedCall>& calls,
