@@ -38,18 +38,13 @@ using check::Target;
 
 // ---- git (libgit2) ------------------------------------------------------------------------
 
+using git::Commit;
+using git::Obj;
 using git::Owned;
+using git::Tree;
+using git::TreeEntry;
 using Repo = Owned<git_repository, git_repository_free>;
-using Obj = Owned<git_object, git_object_free>;
-using Commit = Owned<git_commit, git_commit_free>;
-using Tree = Owned<git_tree, git_tree_free>;
-using TreeEntry = Owned<git_tree_entry, git_tree_entry_free>;
 using Diff = Owned<git_diff, git_diff_free>;
-
-std::string git_message() {
-  const git_error* e = git_error_last();
-  return e && e->message ? e->message : "unknown error";
-}
 
 std::string oid_str(const git_oid* oid, size_t n = GIT_OID_HEXSZ) {
   char buf[GIT_OID_HEXSZ + 1];
@@ -65,7 +60,7 @@ class GitView {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) throw UsageError(dir + ": error: --repo: no such directory");
     if (git_repository_open_ext(repo_.out(), dir.c_str(), 0, nullptr) != 0)
-      throw UsageError(dir + ": error: not a git repository (" + git_message() + ")");
+      throw UsageError(dir + ": error: not a git repository (" + git::last_error() + ")");
     const char* wd = git_repository_workdir(repo_.p);
     if (!wd) throw UsageError(dir + ": error: a bare repository has no working tree to check");
     workdir_ = fs::path(wd).lexically_normal().string();
@@ -78,7 +73,7 @@ class GitView {
   git_oid resolve(const std::string& rev) {
     Obj obj, peeled;
     if (git_revparse_single(obj.out(), repo_.p, rev.c_str()) != 0)
-      throw UsageError(dir_ + ": error: unknown ref '" + rev + "' (" + git_message() + ")");
+      throw UsageError(dir_ + ": error: unknown ref '" + rev + "' (" + git::last_error() + ")");
     if (git_object_peel(peeled.out(), obj.p, GIT_OBJECT_COMMIT) != 0)
       throw UsageError(dir_ + ": error: '" + rev + "' does not name a commit");
     return *git_object_id(peeled.p);
@@ -90,16 +85,16 @@ class GitView {
     if (rc == GIT_ENOTFOUND)
       throw UsageError(dir_ + ": error: " + oid_str(&a, 12) + " and " + oid_str(&b, 12) +
                        " have no common ancestor");
-    if (rc != 0) throw InfraError(dir_ + ": git: merge-base: " + git_message());
+    if (rc != 0) throw InfraError(dir_ + ": git: merge-base: " + git::last_error());
     return out;
   }
 
   void open_base(const git_oid& commit) {
     Commit c;
     if (git_commit_lookup(c.out(), repo_.p, &commit) != 0)
-      throw InfraError(dir_ + ": git: commit " + oid_str(&commit) + ": " + git_message());
+      throw InfraError(dir_ + ": git: commit " + oid_str(&commit) + ": " + git::last_error());
     if (git_commit_tree(base_tree_.out(), c.p) != 0)
-      throw InfraError(dir_ + ": git: tree of " + oid_str(&commit) + ": " + git_message());
+      throw InfraError(dir_ + ": git: tree of " + oid_str(&commit) + ": " + git::last_error());
   }
 
   // Paths (relative to the work tree) that differ between the base tree and the working
@@ -108,7 +103,7 @@ class GitView {
     git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
     Diff diff;
     if (git_diff_tree_to_workdir_with_index(diff.out(), repo_.p, base_tree_.p, &opts) != 0)
-      throw InfraError(dir_ + ": git: diff: " + git_message());
+      throw InfraError(dir_ + ": git: diff: " + git::last_error());
     std::vector<std::string> out;
     for (size_t i = 0, n = git_diff_num_deltas(diff.p); i < n; ++i) {
       const git_diff_delta* d = git_diff_get_delta(diff.p, i);
@@ -125,11 +120,11 @@ class GitView {
     TreeEntry entry;
     int rc = git_tree_entry_bypath(entry.out(), base_tree_.p, rel.c_str());
     if (rc == GIT_ENOTFOUND) return std::nullopt;
-    if (rc != 0) throw InfraError(dir_ + ": git: " + rel + " at the base: " + git_message());
+    if (rc != 0) throw InfraError(dir_ + ": git: " + rel + " at the base: " + git::last_error());
     if (git_tree_entry_type(entry.p) != GIT_OBJECT_BLOB) return std::nullopt;
     Obj obj;
     if (git_tree_entry_to_object(obj.out(), repo_.p, entry.p) != 0)
-      throw InfraError(dir_ + ": git: blob of " + rel + ": " + git_message());
+      throw InfraError(dir_ + ": git: blob of " + rel + ": " + git::last_error());
     auto* blob = reinterpret_cast<git_blob*>(obj.p);
     const char* data = static_cast<const char*>(git_blob_rawcontent(blob));
     return std::string(data, static_cast<size_t>(git_blob_rawsize(blob)));

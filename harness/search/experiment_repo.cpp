@@ -20,19 +20,18 @@ void ensure_init() {
 }
 
 [[noreturn]] void throw_git(const std::string& what, const std::string& where) {
-  const git_error* e = git_error_last();
-  throw InfraError(where + ": git: " + what + ": " + (e && e->message ? e->message : "unknown error"));
+  throw InfraError(where + ": git: " + what + ": " + git::last_error());
 }
 
+using git::Commit;
+using git::Obj;
 using git::Owned;
-using Commit = Owned<git_commit, git_commit_free>;
+using git::Tree;
+using git::TreeEntry;
 using Ref = Owned<git_reference, git_reference_free>;
 using Index = Owned<git_index, git_index_free>;
-using Tree = Owned<git_tree, git_tree_free>;
 using Sig = Owned<git_signature, git_signature_free>;
-using Obj = Owned<git_object, git_object_free>;
 using Blob = Owned<git_blob, git_blob_free>;
-using TreeEntry = Owned<git_tree_entry, git_tree_entry_free>;
 
 git_oid parse_oid(const std::string& id, const std::string& where) {
   git_oid oid;

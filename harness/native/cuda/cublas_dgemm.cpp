@@ -36,7 +36,6 @@ std::unique_ptr<CublasDgemm> CublasDgemm::load(std::string* why) {
     return nullptr;
   }
   std::unique_ptr<CublasDgemm> g(new CublasDgemm());
-  g->lib_ = lib;
   g->api_ = std::make_unique<Api>();
   g->api_->create = reinterpret_cast<Api::Create>(dlsym(lib, "cublasCreate_v2"));
   g->api_->destroy = reinterpret_cast<Api::Destroy>(dlsym(lib, "cublasDestroy_v2"));
@@ -56,7 +55,7 @@ std::unique_ptr<CublasDgemm> CublasDgemm::load(std::string* why) {
 
 CublasDgemm::~CublasDgemm() {
   if (handle_ != nullptr && api_) api_->destroy(handle_);
-  // The library stays loaded: cuBLAS registers state with the runtime for the process.
+  // The library is never dlclose'd: cuBLAS registers state with the runtime for the process.
 }
 
 std::string CublasDgemm::gemm(CUstream stream, int64_t m, int64_t n, int64_t k, CUdeviceptr a,

@@ -27,7 +27,6 @@ class CublasDgemm {
   CublasDgemm() = default;
   struct Api;
   std::unique_ptr<Api> api_;
-  void* lib_ = nullptr;
   void* handle_ = nullptr;
 };
 

@@ -711,11 +711,10 @@ class Worker:
                     probe = min(probe, median([measure(s, sets[i % input_sets])
                                                for i in range(5)]))
                 if probe < cuda_timing.GRAPH_BELOW_US:
-                    res["timer_note"] = self._capture_graphs(
-                        graphs, names, models, sets, cuda_timing.graph_batch(probe))
+                    batch = cuda_timing.graph_batch(probe)
+                    res["timer_note"] = self._capture_graphs(graphs, names, models, sets, batch)
                     if graphs:
-                        res["timer"], res["batch"] = "cuda_graph", \
-                            cuda_timing.graph_batch(probe)
+                        res["timer"], res["batch"] = "cuda_graph", batch
             t_sampling = time.perf_counter()
             k = 0
             while True:
