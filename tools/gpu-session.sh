@@ -8,13 +8,14 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: tests pytest bench matmul kbbench kbrun smoke study timers   (default: all)
+#   steps: tests pytest bench matmul doctor kbbench kbrun smoke matmulrun study timers
+#          (default: all)
 #   STEP_S_<step>=N caps a step's seconds (defaults below).
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
 root="$PWD"
-steps="${*:-tests pytest bench matmul kbbench kbrun smoke study timers}"
+steps="${*:-tests pytest bench matmul doctor kbbench kbrun smoke matmulrun study timers}"
 has() { [[ " $steps " == *" $1 "* ]]; }
 cap() { local v="STEP_S_$1"; echo "${!v:-$2}"; }
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -81,6 +82,12 @@ if has matmul; then
     --json "$OUT/bench-matmul.json" > "$OUT/bench-matmul.txt" 2>&1
   stamp "bench matmul cuda rc=$?"; tail -30 "$OUT/bench-matmul.txt"
 fi
+if has doctor; then
+  KGATE_STARTERS_DIR="$root/kernelbench/native/starters" \
+    /usr/bin/time -f "doctor wall %e s" timeout "$(cap doctor 240)" "$B/kgate" doctor --backend cuda \
+    --gpu h200 --out "$OUT/doctor.json" > "$OUT/doctor.txt" 2>&1
+  stamp "kgate doctor cuda rc=$?"; tail -30 "$OUT/doctor.txt"
+fi
 if has kbbench; then
   for p in ${KB_BENCH:-level1/18_Softmax level2/7_Matmul_Scale_Softmax}; do
     n=$(basename "$p")
@@ -116,6 +123,15 @@ if has smoke; then
        short_suite gpu-smoke)" --gpu h200 --out "$OUT/smoke" > "$OUT/smoke.log" 2>&1
   stamp "kgate run gpu-smoke rc=$?"; tail -30 "$OUT/smoke.log"
   cat "$OUT"/smoke/*/results.tsv "$OUT"/smoke/results*.tsv 2>/dev/null | head -60
+fi
+if has matmulrun; then
+  # gpu-smoke on matmul 4096^3 alone: the cost of one experiment of the heaviest problem.
+  suite=$(SUITE_WALL_S=${MATMUL_WALL_S:-200} MAX_EXPERIMENTS=${MATMUL_EXPERIMENTS:-4} \
+          PROBLEM_WALL_S=${MATMUL_WALL_S:-200} PROBLEM_FLOOR_S=60 short_suite gpu-smoke)
+  sed -i -e 's/^levels: .*/levels: []\nproblems: [native\/matmul]/' -e 's/^id: .*/id: gpu-matmul/' "$suite"
+  /usr/bin/time -f "run wall %e s" timeout "$(cap matmulrun 300)" "$B/kgate" run "$suite" \
+    --gpu h200 --out "$OUT/matmulrun" > "$OUT/matmulrun.log" 2>&1
+  stamp "kgate run matmul rc=$?"; tail -30 "$OUT/matmulrun.log"
 fi
 if has study; then
   timeout "$(cap study 420)" "$B/kgate_measure_study" --root "$root" --native "$B/kgate-native" \

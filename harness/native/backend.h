@@ -58,6 +58,15 @@ class Backend {
   // Zero-fills backend memory without staging it on the host (a GPU-sized output need not
   // be built and copied just to be cleared). The default uploads zeros a chunk at a time.
   virtual void zero(void* dst, std::size_t bytes);
+  // Fills backend memory with a pattern of 1, 2, 4 or 8 bytes repeated (output poisoning);
+  // a trailing partial pattern is left alone. The default uploads the pattern in chunks.
+  virtual void fill(void* dst, const std::vector<unsigned char>& pattern, std::size_t bytes);
+  // Copies within backend memory (a case's pristine inputs into the ones a candidate
+  // sees). The default stages through the host a chunk at a time.
+  virtual void copy(void* dst, const void* src, std::size_t bytes);
+  // Whether two ranges of backend memory hold the same bytes (inputs left unchanged,
+  // repeats bitwise equal) without bringing them to the host. The default stages both.
+  virtual bool equal(const void* a, const void* b, std::size_t bytes);
 
   // Runs the module once and waits for it; returns kgate_run's return code.
   // Throws DeviceFault on a sticky device error.
@@ -80,6 +89,9 @@ class Backend {
 };
 
 std::unique_ptr<Backend> make_host_backend();
+
+// Throws std::invalid_argument unless the pattern is 1, 2, 4 or 8 bytes (Backend::fill).
+void check_fill_pattern(const std::vector<unsigned char>& pattern);
 
 // Entry point exported by libkgate_native_cuda.so (dlopen'ed from kgate-native's directory).
 using CreateCudaBackendFn = Backend* (*)(int device_index, std::string* err);

@@ -185,6 +185,25 @@ void* HostBackend::alloc(std::size_t bytes) {
 }
 void HostBackend::release(void* p) { std::free(p); }
 void HostBackend::zero(void* dst, std::size_t bytes) { std::memset(dst, 0, bytes); }
+void HostBackend::fill(void* dst, const std::vector<unsigned char>& pattern, std::size_t bytes) {
+  check_fill_pattern(pattern);
+  const std::size_t whole = bytes / pattern.size() * pattern.size();
+  if (whole == 0) return;
+  auto* d = static_cast<unsigned char*>(dst);
+  std::memcpy(d, pattern.data(), pattern.size());
+  // Doubling copies: log2(bytes) memcpy calls whatever the pattern size.
+  for (std::size_t filled = pattern.size(); filled < whole;) {
+    const std::size_t n = std::min(filled, whole - filled);
+    std::memcpy(d + filled, d, n);
+    filled += n;
+  }
+}
+void HostBackend::copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes) std::memmove(dst, src, bytes);
+}
+bool HostBackend::equal(const void* a, const void* b, std::size_t bytes) {
+  return bytes == 0 || std::memcmp(a, b, bytes) == 0;
+}
 void HostBackend::to_device(void* dst, const void* src, std::size_t bytes) {
   if (bytes) std::memcpy(dst, src, bytes);
 }

@@ -41,6 +41,9 @@ class HostBackend : public Backend {
   void to_device(void* dst, const void* src, std::size_t bytes) override;
   void to_host(void* dst, const void* src, std::size_t bytes) override;
   void zero(void* dst, std::size_t bytes) override;
+  void fill(void* dst, const std::vector<unsigned char>& pattern, std::size_t bytes) override;
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+  bool equal(const void* a, const void* b, std::size_t bytes) override;
   int run(const Module& m, const std::vector<kgate_tensor>& inputs,
           std::vector<kgate_tensor>& outputs) override;
   protocol::TimeResult time(std::vector<TimedCall>& calls,

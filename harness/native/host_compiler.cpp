@@ -6,8 +6,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <git2.h>
-
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -16,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "native/source_key.h"
 
 extern char** environ;
 
@@ -70,19 +70,6 @@ std::string trim_log(const std::string& log, std::size_t max_bytes) {
   std::size_t tail = max_bytes - head;
   return log.substr(0, head) + "\n[... " + std::to_string(log.size() - head - tail) +
          " bytes of compiler output omitted ...]\n" + log.substr(log.size() - tail);
-}
-
-std::string content_hash(const std::string& bytes) {
-  static const int init = git_libgit2_init();  // idempotent; kept for the process lifetime
-  (void)init;
-  git_oid oid;
-  if (git_odb_hash(&oid, bytes.data(), bytes.size(), GIT_OBJECT_BLOB) != 0) {
-    const git_error* e = git_error_last();
-    throw std::runtime_error(std::string("git_odb_hash failed: ") + (e ? e->message : "?"));
-  }
-  char hex[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(hex, sizeof hex, &oid);
-  return hex;
 }
 
 int run_capture(const std::vector<std::string>& argv, std::string* output) {
@@ -190,6 +177,7 @@ HostCompileOutput HostCompiler::compile(const HostCompileRequest& req) {
   for (const auto& f : flags) key += f + '\0';
   key += read_file(inc + "/kgate/kernel.h") + '\0';
   key += req.text;
+  key += '\0' + local_includes(req.source_dir, req.text);
   std::string hash = content_hash(key);
 
   fs::path dir = fs::path(req.cache_dir.empty() ? default_cache_dir() : req.cache_dir) / "host";

@@ -48,9 +48,6 @@ std::string default_cache_dir();
 // Keeps the head and tail of a long compiler log (the first error and the summary matter).
 std::string trim_log(const std::string& log, std::size_t max_bytes = 32 * 1024);
 
-// Hex SHA-1 of the bytes as a git blob (libgit2's git_odb_hash).
-std::string content_hash(const std::string& bytes);
-
 // Runs argv (no shell), stdout+stderr captured together, stdin from /dev/null.
 // Returns the exit status (-1 when it could not start; 128+signal when killed).
 int run_capture(const std::vector<std::string>& argv, std::string* output);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <regex>
@@ -67,13 +68,21 @@ std::string self_dir() {
 
 }  // namespace
 
-// ---- backend selection ----------------------------------------------------------------
-
-void Backend::zero(void* dst, std::size_t bytes) {
-  const std::vector<unsigned char> zeros(std::min<std::size_t>(bytes, std::size_t{64} << 20), 0);
-  for (std::size_t off = 0; off < bytes; off += zeros.size())
-    to_device(static_cast<unsigned char*>(dst) + off, zeros.data(), std::min(zeros.size(), bytes - off));
+std::size_t default_case_cache_bytes() {
+  constexpr std::size_t kGiB = std::size_t{1} << 30;
+  if (const char* env = std::getenv("KGATE_CASE_CACHE_MB"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(env, &end, 10);
+    if (end != env && *end == '\0') return static_cast<std::size_t>(mb) << 20;
+    log::warn(std::string("ignoring KGATE_CASE_CACHE_MB=\"") + env + "\" (not a number of MiB)");
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return kGiB;
+  const std::size_t phys = static_cast<std::size_t>(pages) * static_cast<std::size_t>(page);
+  return std::clamp(phys / 8, kGiB, 16 * kGiB);
 }
+
+// ---- backend selection ----------------------------------------------------------------
 
 std::unique_ptr<Backend> make_backend(const protocol::HelloParams& p, std::string* err,
                                       const std::string& plugin_dir) {

@@ -22,14 +22,20 @@ namespace kgate::native {
 using BackendFactory =
     std::function<std::unique_ptr<Backend>(const protocol::HelloParams&, std::string* err)>;
 
+// Host memory for the check cases (inputs + float64 truth) a runner keeps across
+// requests: $KGATE_CASE_CACHE_MB when set, else 1/8 of physical memory within [1, 16] GiB.
+// Every candidate of a search checks the same cases; when they do not fit, each one pays
+// for drawing its inputs and the truth again (matmul 4096^3: 12 cases of 0.2-0.27 GB).
+std::size_t default_case_cache_bytes();
+
 struct RunnerOptions {
   BackendFactory backend_factory;        // default: host built in, cuda from the plugin
-  std::size_t case_cache_bytes = std::size_t{1} << 30;  // inputs + truth kept across requests
+  std::size_t case_cache_bytes = default_case_cache_bytes();  // inputs + truth kept across requests
 };
 
 // Exit statuses of kgate-native.
 inline constexpr int kRunnerExitOk = 0;           // shutdown or EOF on stdin
-inline constexpr int kRunnerExitDeviceFault = 3;  // answered the request, then exited: restart me
+inline constexpr int kRunnerExitDeviceFault = protocol::kExitAfterDeviceFault;  // answered, then exited: restart me
 inline constexpr int kRunnerExitIoError = 4;      // the protocol pipe broke
 
 class Runner {

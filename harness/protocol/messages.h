@@ -11,6 +11,9 @@
 namespace kgate::protocol {
 
 inline constexpr int kVersion = 1;
+// A worker exits with this status after answering a request that left its device unusable
+// (a sticky CUDA error); a request sent after that answer was never read.
+inline constexpr int kExitAfterDeviceFault = 3;
 
 using Json = nlohmann::json;
 

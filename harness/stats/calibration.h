@@ -37,6 +37,7 @@ struct NoiseClass {
   double target_us = 0;
   std::string op;                          // probe op, e.g. "softmax"
   std::map<std::string, int64_t> dims;     // the shape the probe picked
+  std::string dtype = "f32";               // of that shape
   double median_us = 0;                    // measured time of that shape
   int samples = 0;                         // per side
   double robust_cv = 0;                    // per-sample noise, MAD-based, both sides
@@ -49,7 +50,7 @@ struct NoiseClass {
   gates::SpeedVerdict aa_verdict = gates::SpeedVerdict::kUnknown;  // should be `same`
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(NoiseClass, size_class, target_us, op, dims,
-                                                median_us, samples, robust_cv, median_rse,
+                                                dtype, median_us, samples, robust_cv, median_rse,
                                                 aa_speedup, aa_speedup_lo, aa_speedup_hi,
                                                 aa_spread, aa_p_value, aa_verdict)
 

@@ -49,6 +49,12 @@ const std::vector<double>& slot_samples(const protocol::TimeResult& r, const std
 
 }  // namespace
 
+std::string shape_text(const std::map<std::string, int64_t>& dims) {
+  std::string s;
+  for (const auto& [name, v] : dims) s += (s.empty() ? "" : " ") + name + "=" + std::to_string(v);
+  return s;
+}
+
 std::map<std::string, int64_t> probe_dims(int64_t elements) {
   // Rows of at most 4096 columns; the column count absorbs the rounding so R*C stays
   // within one 32-column step of the request.
@@ -103,26 +109,37 @@ Calibration run_doctor(DoctorProbe& probe, const DoctorPlan& plan, const DoctorL
   }
 
   // 3. A/A noise per size class. A short probe run measures the time of a shape; the
-  // probe op is linear in R*C, so the shape is rescaled toward the target and measured
-  // again (three rounds settle within a few percent, the launch floor aside).
-  probe.prepare(plan.probe_op, plan.probe_source);
+  // probe op is linear in R*C once the device is full, so the shape is rescaled toward the
+  // target and measured again until it lands within 15 % (below that, a latency-bound
+  // shape barely grows with R and takes a few more rounds).
+  std::string prepared_op;
+  auto use = [&](const std::string& op, const std::string& source) {
+    if (prepared_op == op) return;
+    probe.prepare(op, source);
+    prepared_op = op;
+  };
   protocol::TimeParams quick = base;
   quick.min_time_s = 0.05;
   quick.max_time_s = 0.5;
   quick.min_samples = 10;
   quick.max_samples = 200;
   quick.target_rse = 0.02;
-  int64_t elements = 4096;
-  auto measure = [&](int64_t e) {
+  auto measure = [&](const std::map<std::string, int64_t>& dims, const std::string& dtype) {
     protocol::TimeParams p = quick;
-    p.dims = probe_dims(e);
+    p.dims = dims;
+    p.dtype = dtype;
     return median(slot_samples(probe.time(p), "baseline"));
   };
+  auto close_to = [](double t, double target) {
+    return std::isfinite(t) && t > 0 && std::fabs(std::log(t / target)) < std::log(1.15);
+  };
+  constexpr int kRounds = 12;
+  int64_t elements = 4096;
   for (SizeClass sc : plan.classes) {
     const double target = target_us(sc);
-    double t = measure(elements);
-    for (int round = 0; round < 3 && std::isfinite(t) && t > 0; ++round) {
-      if (std::fabs(std::log(t / target)) < std::log(1.15)) break;
+    use(plan.probe_op, plan.probe_source);
+    double t = measure(probe_dims(elements), "f32");
+    for (int round = 0; round < kRounds && std::isfinite(t) && t > 0 && !close_to(t, target); ++round) {
       // Subtract the fixed overhead so small shapes do not overshoot.
       const double floor_us = std::min(cal.timer_overhead_us, 0.5 * t);
       const double scale = std::max(target - floor_us, 0.1 * target) / std::max(t - floor_us, 1e-3);
@@ -131,15 +148,39 @@ Calibration run_doctor(DoctorProbe& probe, const DoctorPlan& plan, const DoctorL
           plan.max_elements);
       if (next == elements) break;
       elements = next;
-      t = measure(elements);
+      t = measure(probe_dims(elements), "f32");
+    }
+    std::string op = plan.probe_op, dtype = "f32";
+    std::map<std::string, int64_t> dims = probe_dims(elements);
+    // A class the memory-bound probe cannot reach within max_elements (5 ms of it would
+    // need gigabytes per tensor): the compute-bound cuBLAS matmul instead, n^3 scaled.
+    if (!close_to(t, target) && t < target && elements >= plan.max_elements &&
+        !plan.matmul_source.empty()) {
+      use("matmul", plan.matmul_source);
+      auto cube = [](int64_t n) { return std::map<std::string, int64_t>{{"M", n}, {"N", n}, {"K", n}}; };
+      int64_t n = 4096;
+      double tm = measure(cube(n), plan.matmul_dtype);
+      for (int round = 0; round < kRounds && std::isfinite(tm) && tm > 0 && !close_to(tm, target); ++round) {
+        const int64_t next = std::clamp<int64_t>(
+            std::llround(static_cast<double>(n) * std::cbrt(target / tm) / 256.0) * 256, 256,
+            plan.max_matmul_side);
+        if (next == n) break;
+        n = next;
+        tm = measure(cube(n), plan.matmul_dtype);
+      }
+      op = "matmul";
+      dtype = plan.matmul_dtype;
+      dims = cube(n);
     }
     NoiseClass n;
     n.size_class = sc;
     n.target_us = target;
-    n.op = plan.probe_op;
-    n.dims = probe_dims(elements);
+    n.op = op;
+    n.dims = dims;
+    n.dtype = dtype;
     protocol::TimeParams p = base;
     p.dims = n.dims;
+    p.dtype = dtype;
     const protocol::TimeResult r = probe.time(p);
     const std::vector<double>& a = slot_samples(r, "baseline");
     const std::vector<double>& b = slot_samples(r, "candidate");
@@ -159,8 +200,7 @@ Calibration run_doctor(DoctorProbe& probe, const DoctorPlan& plan, const DoctorL
     n.aa_p_value = finite_or(c.p_value, 1);
     n.aa_verdict = c.verdict;
     if (cal.timer.empty()) cal.timer = r.timer;
-    say(std::string("A/A ") + to_string(sc) + ": R=" +
-        std::to_string(n.dims["R"]) + " C=" + std::to_string(n.dims["C"]) +
+    say(std::string("A/A ") + to_string(sc) + ": " + n.op + " " + shape_text(n.dims) + " " + n.dtype +
         fmt(" median %.2f us, cv %.2f%%, spread %.2f%% (n=%.0f)", n.median_us,
             100 * n.robust_cv, 100 * n.aa_spread, n.samples) +
         ", verdict " + nlohmann::json(n.aa_verdict).get<std::string>());
@@ -169,7 +209,7 @@ Calibration run_doctor(DoctorProbe& probe, const DoctorPlan& plan, const DoctorL
 
   // 4. Matmul rate of the cuBLAS baseline (cuda only).
   if (!plan.matmul_source.empty()) {
-    probe.prepare("matmul", plan.matmul_source);
+    use("matmul", plan.matmul_source);
     protocol::TimeParams p = base;
     p.dims = plan.matmul_dims;
     p.dtype = plan.matmul_dtype;
@@ -196,16 +236,13 @@ std::string format_calibration(const Calibration& c) {
   if (c.matmul_tflops > 0)
     o << fmt("  matmul peak      %10.1f TFLOP/s", c.matmul_tflops) << " (" << c.matmul_dtype
       << ", cuBLAS)\n";
-  o << "\n  class   shape             median_us    cv%    A/A speedup [CI]           spread%  "
-       "verdict\n";
+  o << "\n  class   shape                              median_us    cv%    A/A speedup [CI]           "
+       "spread%  verdict\n";
   for (const NoiseClass& n : c.noise) {
-    char shape[64];
-    std::snprintf(shape, sizeof shape, "R=%lld C=%lld",
-                  static_cast<long long>(n.dims.count("R") ? n.dims.at("R") : 0),
-                  static_cast<long long>(n.dims.count("C") ? n.dims.at("C") : 0));
-    char line[256];
-    std::snprintf(line, sizeof line, "  %-6s  %-16s  %10.2f  %5.2f    %.4f [%.4f, %.4f]   %6.2f   %s\n",
-                  to_string(n.size_class), shape, n.median_us, 100 * n.robust_cv, n.aa_speedup,
+    const std::string shape = n.op + " " + shape_text(n.dims) + " " + n.dtype;
+    char line[320];
+    std::snprintf(line, sizeof line, "  %-6s  %-32s  %10.2f  %5.2f    %.4f [%.4f, %.4f]   %6.2f   %s\n",
+                  to_string(n.size_class), shape.c_str(), n.median_us, 100 * n.robust_cv, n.aa_speedup,
                   n.aa_speedup_lo, n.aa_speedup_hi, 100 * n.aa_spread,
                   nlohmann::json(n.aa_verdict).get<std::string>().c_str());
     o << line;

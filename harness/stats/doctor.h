@@ -43,6 +43,7 @@ struct DoctorPlan {
   int max_samples = 2000;
   double target_rse = 0.005;
   int64_t max_elements = int64_t{1} << 28;  // probe shape cap (1 GiB of f32 input)
+  int64_t max_matmul_side = 32768;           // matmul stand-in cap, for classes past the probe's
   uint64_t seed = 1;
 };
 
@@ -54,6 +55,8 @@ Calibration run_doctor(DoctorProbe& probe, const DoctorPlan& plan, const DoctorL
 
 // The probe shape for a number of elements: C a multiple of 32 up to 4096, R rows.
 std::map<std::string, int64_t> probe_dims(int64_t elements);
+// "M=4096 N=4096 K=4096": a shape as the doctor prints it.
+std::string shape_text(const std::map<std::string, int64_t>& dims);
 
 // The console table of a calibration.
 std::string format_calibration(const Calibration& c);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "kgate/build_info.h"
@@ -386,7 +387,8 @@ void Worker::record(const std::string& op, const protocol::Json& params, double 
   if (op == "compile") {
     std::string slot = params.value("slot", std::string("candidate"));
     std::erase_if(setup_, [&](const SetupEntry& e) { return e.op == "compile" && e.slot == slot; });
-    if (reply.result.value("compiled", false)) setup_.push_back({op, params, timeout_s, slot});
+    if (reply.result.is_object() && reply.result.value("compiled", false))
+      setup_.push_back({op, params, timeout_s, slot});
   }
 }
 
@@ -394,7 +396,8 @@ Reply Worker::call(const std::string& op, const protocol::Json& params, double t
   std::string skip_slot;
   if (op == "compile") skip_slot = params.value("slot", std::string("candidate"));
   bool restarted = false;
-  if (pid_ <= 0 || reap_if_exited()) {
+  auto restart_if_needed = [&]() -> std::optional<Reply> {
+    if (pid_ > 0 && !reap_if_exited()) return std::nullopt;
     if (starts_ > 0) {
       log::debug("worker: starting a fresh worker (previous one ended: " +
                  (last_status_known_ ? describe_status(last_status_) : std::string("killed")) + ")");
@@ -406,8 +409,19 @@ Reply Worker::call(const std::string& op, const protocol::Json& params, double t
       r.restarted = restarted;
       return r;
     }
-  }
+    return std::nullopt;
+  };
+  if (auto failed = restart_if_needed()) return *failed;
   Reply reply = exchange(op, params, timeout_s);
+  // A worker that answered its last request and then exited because the device was lost
+  // never read this one (it may still have been tearing down when we wrote it): this
+  // request belongs to a fresh worker, not to the candidate that faulted.
+  if (reply.fault == gates::Fault::kCrash && last_status_known_ && WIFEXITED(last_status_) &&
+      WEXITSTATUS(last_status_) == protocol::kExitAfterDeviceFault) {
+    log::debug("worker: `" + op + "` reached a worker exiting after a device fault; retrying in a fresh one");
+    if (auto failed = restart_if_needed()) return *failed;
+    reply = exchange(op, params, timeout_s);
+  }
   reply.restarted = restarted;
   if (reply.good()) record(op, params, timeout_s, reply);
   else if (op == "compile") record(op, params, timeout_s, reply);  // slot now empty

@@ -7,6 +7,7 @@
 #include <random>
 #include <regex>
 
+#include "../backend_memory_expect.h"
 #include "cuda_fixture.h"
 #include "stats/descriptive.h"
 
@@ -70,6 +71,13 @@ TEST_F(CudaTest, DeviceInfoIsSane) {
     EXPECT_EQ(d.cc, "9.0");
     EXPECT_GT(d.copy_bandwidth_gbps, 3000);
   }
+}
+
+TEST_F(CudaTest, MemoryPrimitivesOnTheDevice) {
+  // memsets for 1/2/4/8-byte poison, device copies, the NVRTC compare kernel (16-byte
+  // body, byte tail) -- and a GPU-sized range.
+  testing::expect_memory_primitives(*b_);
+  testing::expect_copy_and_equal(*b_, (std::size_t{256} << 20) + 7);
 }
 
 TEST_F(CudaTest, CompileCachesByContentAndReportsErrors) {

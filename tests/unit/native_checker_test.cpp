@@ -145,14 +145,15 @@ class NativeChecker : public ::testing::Test {
     c_.rtol = 1e-5;
   }
   void TearDown() override { fs::remove_all(cache_); }
-  protocol::CaseResult check(const std::string& file) {
+  protocol::CaseResult check(const std::string& file) { return check_on(backend_, file); }
+  protocol::CaseResult check_on(Backend& b, const std::string& file) {
     std::shared_ptr<Module> m;
-    auto r = backend_.compile(std::string(KGATE_TEST_DATA) + "/candidates/runner/" + file, {},
-                              cache_, &m);
+    auto r = b.compile(std::string(KGATE_TEST_DATA) + "/candidates/runner/" + file, {},
+                       cache_, &m);
     EXPECT_TRUE(r.compiled) << r.log;
     if (!m) return {};
     auto data = make_case_data(*op_, nullptr, c_);
-    return check_case(backend_, *m, *op_, c_, data);
+    return check_case(b, *m, *op_, c_, data);
   }
   HostBackend backend_;
   std::string cache_;
@@ -217,6 +218,61 @@ TEST_F(NativeChecker, HalfPrecisionCandidateWithinLooseTolerance) {
   auto r = check("softmax_ok.cpp");
   EXPECT_EQ(r.outputs[0].over_tol, 0);
   EXPECT_GT(r.outputs[0].rel_l2_err, 1e-5);  // f16 rounding
+}
+
+// Host memory through the Backend defaults only (what a backend without its own fill,
+// copy and equal gets), counting the bytes that cross the "bus".
+class StagedHostBackend : public HostBackend {
+ public:
+  void zero(void* d, std::size_t n) override { Backend::zero(d, n); }
+  void fill(void* d, const std::vector<unsigned char>& p, std::size_t n) override {
+    Backend::fill(d, p, n);
+  }
+  void copy(void* d, const void* s, std::size_t n) override { Backend::copy(d, s, n); }
+  bool equal(const void* a, const void* b, std::size_t n) override { return Backend::equal(a, b, n); }
+};
+
+class CountingHostBackend : public HostBackend {
+ public:
+  void to_device(void* d, const void* s, std::size_t n) override {
+    up += n;
+    HostBackend::to_device(d, s, n);
+  }
+  void to_host(void* d, const void* s, std::size_t n) override {
+    down += n;
+    HostBackend::to_host(d, s, n);
+  }
+  std::size_t up = 0, down = 0;
+};
+
+TEST_F(NativeChecker, StagedDefaultsGiveTheSameVerdicts) {
+  StagedHostBackend staged;
+  for (const char* f : {"softmax_ok.cpp", "softmax_unwritten.cpp", "softmax_mutates_input.cpp",
+                        "softmax_nondeterministic.cpp"}) {
+    auto want = check(f);
+    auto got = check_on(staged, f);
+    ASSERT_EQ(got.outputs.size(), 1u) << f;
+    EXPECT_EQ(got.outputs[0].over_tol, want.outputs[0].over_tol) << f;
+    EXPECT_EQ(got.outputs[0].unwritten, want.outputs[0].unwritten) << f;
+    EXPECT_EQ(got.inputs_modified, want.inputs_modified) << f;
+    EXPECT_EQ(got.deterministic, want.deterministic) << f;
+  }
+}
+
+TEST_F(NativeChecker, EachTensorCrossesTheBusOncePerCase) {
+  // softmax f32 5x67: 1340 bytes in, 1340 out. Three repeats, but the inputs go up once
+  // and the outputs come down once; the pristine inputs come back once to be verified.
+  const std::size_t bytes = 5 * 67 * 4;
+  CountingHostBackend counting;
+  auto r = check_on(counting, "softmax_ok.cpp");
+  EXPECT_EQ(r.outputs[0].over_tol, 0);
+  EXPECT_EQ(counting.up, bytes);
+  EXPECT_EQ(counting.down, 2 * bytes);
+  // A repeat that differs from the first is brought back to be compared.
+  CountingHostBackend noisy;
+  r = check_on(noisy, "softmax_nondeterministic.cpp");
+  EXPECT_FALSE(r.deterministic);
+  EXPECT_GT(noisy.down, 2 * bytes);
 }
 
 TEST_F(NativeChecker, BadCasesAreRejected) {

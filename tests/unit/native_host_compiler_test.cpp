@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
+#include "native/source_key.h"
 #include "native_fixture_match.h"
 
 namespace kgate::native {
@@ -27,6 +29,53 @@ HostCompileRequest request(const std::string& cache, const std::string& text,
 TEST(NativeHostCompiler, ContentHashIsGitBlobSha1) {
   // `printf 'hello\n' | git hash-object --stdin`
   EXPECT_EQ(content_hash("hello\n"), "ce013625030ba8dba906f756967f9e9ca394464a");
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+TEST(NativeSourceKey, LocalIncludesAreFollowedOnceEach) {
+  fs::path dir = testing::make_temp_dir("inc");
+  write_text(dir / "a.h", "#include \"sub/b.h\"\nint a;\n");
+  write_text(dir / "sub" / "b.h", "  #  include \"../a.h\"\n#include \"c.h\"\nint b;\n");
+  write_text(dir / "sub" / "c.h", "int c;\n");
+  const std::string text = "#include \"kgate/kernel.h\"\n#include <vector>\n#include \"a.h\"\n"
+                           "#include \"missing.h\"\n";
+  const std::string key = local_includes(dir.string(), text);
+  // a.h, then b.h (found beside a.h), then c.h (beside b.h); the cycle back to a.h, the
+  // ABI header, <vector> and the missing file add nothing.
+  const auto pos_a = key.find("int a;"), pos_b = key.find("int b;"), pos_c = key.find("int c;");
+  ASSERT_NE(pos_a, std::string::npos);
+  ASSERT_NE(pos_b, std::string::npos);
+  ASSERT_NE(pos_c, std::string::npos);
+  EXPECT_LT(pos_a, pos_b);
+  EXPECT_LT(pos_b, pos_c);
+  EXPECT_EQ(key.find("int a;", pos_a + 1), std::string::npos);
+  EXPECT_EQ(local_includes(dir.string(), "int x;\n"), "");
+  fs::remove_all(dir);
+}
+
+TEST(NativeHostCompiler, EditingAnIncludedHeaderRebuilds) {
+  // A persistent runner cache must not hand back an object built from an older header.
+  std::string cache = testing::make_temp_dir("hc");
+  fs::path src = testing::make_temp_dir("hsrc");
+  write_text(src / "value.h", "#define VALUE 3\n");
+  HostCompiler cc;
+  auto req = request(cache, "#include \"value.h\"\n" + kOk, {});
+  req.source_dir = src.string();
+  auto first = cc.compile(req);
+  ASSERT_TRUE(first.ok) << first.log;
+  EXPECT_FALSE(first.cache_hit);
+  EXPECT_TRUE(cc.compile(req).cache_hit);
+  write_text(src / "value.h", "#define VALUE 4\n");
+  auto edited = cc.compile(req);
+  ASSERT_TRUE(edited.ok) << edited.log;
+  EXPECT_FALSE(edited.cache_hit);
+  EXPECT_NE(edited.so_path, first.so_path);
+  fs::remove_all(cache);
+  fs::remove_all(src);
 }
 
 TEST(NativeHostCompiler, CompilesThenHitsTheCache) {

@@ -18,6 +18,9 @@ class FakeProbe : public DoctorProbe {
   double overhead_us = 2.0;        // fixed cost per call
   double ns_per_element = 0.5;     // probe op cost
   double cv = 0.01;
+  // Below this many elements the probe costs the same as at it: a latency-bound shape
+  // that does not fill the device (a GPU's rows run in parallel).
+  int64_t saturation_elements = 0;
   bool fail_time = false;
   std::vector<std::string> prepared;
   int time_calls = 0;
@@ -44,7 +47,8 @@ class FakeProbe : public DoctorProbe {
       t = flops / 500e12 * 1e6;  // 500 TFLOP/s
       r.flops = flops;
     } else if (source_ != "empty.cpp") {
-      t += ns_per_element * 1e-3 * static_cast<double>(p.dims.at("R") * p.dims.at("C"));
+      t += ns_per_element * 1e-3 *
+           static_cast<double>(std::max(p.dims.at("R") * p.dims.at("C"), saturation_elements));
     }
     Rng rng(static_cast<uint64_t>(time_calls));
     const int n = std::max(p.min_samples, 60);
@@ -117,6 +121,44 @@ TEST(StatsDoctor, MeasuresMatmulWhenGivenTheCublasBaseline) {
   EXPECT_EQ(c.matmul_dtype, "f16");
   EXPECT_EQ(c.matmul_dims.at("K"), 8192);
   EXPECT_EQ(probe.prepared.back(), "matmul:matmul.cu");
+}
+
+TEST(StatsDoctor, LatencyBoundProbeStillReachesItsClass) {
+  // The probe's time stands still until 20000 elements: rescaling from a small shape
+  // needs several rounds before it grows at all.
+  FakeProbe probe;
+  probe.saturation_elements = 20000;
+  DoctorPlan p = plan();
+  p.classes = {SizeClass::k5us, SizeClass::k50us};
+  const Calibration c = run_doctor(probe, p);
+  ASSERT_EQ(c.noise.size(), 2u);
+  EXPECT_NEAR(std::log(c.noise[1].median_us / 50.0), 0, std::log(1.16)) << c.noise[1].median_us;
+}
+
+TEST(StatsDoctor, ClassPastTheProbesCapUsesMatmul) {
+  // 2^22 elements of the probe take ~2.1 ms: 5 ms is out of its reach, so the class is
+  // measured on the cuBLAS matmul with its side scaled (500 TFLOP/s: n ~ 10.8k).
+  FakeProbe probe;
+  DoctorPlan p = plan();
+  p.classes = {SizeClass::k500us, SizeClass::k5ms};
+  p.max_elements = int64_t{1} << 22;
+  p.matmul_source = "matmul.cu";
+  const Calibration c = run_doctor(probe, p);
+  ASSERT_EQ(c.noise.size(), 2u);
+  EXPECT_EQ(c.noise[0].op, "softmax");
+  EXPECT_EQ(c.noise[0].dtype, "f32");
+  const NoiseClass& n = c.noise[1];
+  EXPECT_EQ(n.op, "matmul");
+  EXPECT_EQ(n.dtype, "f16");
+  EXPECT_EQ(n.dims.at("M"), n.dims.at("K"));
+  EXPECT_EQ(n.dims.at("M") % 256, 0);
+  EXPECT_NEAR(std::log(n.median_us / 5000.0), 0, std::log(1.15)) << n.median_us;
+  EXPECT_EQ(n.aa_verdict, gates::SpeedVerdict::kSame);
+  EXPECT_NE(format_calibration(c).find("matmul K="), std::string::npos) << format_calibration(c);
+  // Without the matmul source the class stays on the probe, at its cap.
+  p.matmul_source.clear();
+  const Calibration capped = run_doctor(probe, p);
+  EXPECT_EQ(capped.noise[1].op, "softmax");
 }
 
 TEST(StatsDoctor, WorkerFailureEscapesAsInfraError) {

@@ -69,6 +69,8 @@ while IFS= read -r line; do
     *) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"op\":\"$op\",\"pid\":$$}}" ;;
   esac
   if [ "$op" = "$FAKE_EXIT_AFTER_OP" ] && once exit_after; then exit 0; fi
+  # Answered, then a slow teardown and exit 3: a runner after a sticky CUDA fault.
+  if [ "$op" = "$FAKE_FAULT_EXIT_AFTER_OP" ] && once fault_exit; then sleep 0.3; exit 3; fi
 done
 )SH";
 
@@ -241,6 +243,30 @@ TEST_F(WorkerTest, WorkerThatExitsBetweenCallsIsRestartedSilently) {
   EXPECT_TRUE(r.good()) << r.describe();
   EXPECT_TRUE(r.restarted);
   EXPECT_EQ(w.starts(), 2);
+}
+
+TEST_F(WorkerTest, RequestSentWhileTheWorkerExitsAfterADeviceFaultGoesToAFreshOne) {
+  // The next request is written while the faulted worker is still tearing down: it is
+  // never read, and must not be charged to the next candidate as a crash.
+  Worker w(spec({{"FAKE_FAULT_EXIT_AFTER_OP", "check"}}));
+  ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
+  ASSERT_TRUE(w.call("check", Json{{"slot", "candidate"}}, 10).good());
+  Reply r = w.call("compile", Json{{"slot", "candidate"}}, 10);
+  EXPECT_TRUE(r.good()) << r.describe();
+  EXPECT_TRUE(r.restarted);
+  EXPECT_EQ(w.starts(), 2);
+  std::vector<std::string> want = {"hello", "check:candidate", "hello", "compile:candidate"};
+  EXPECT_EQ(ops_log(), want);
+}
+
+TEST_F(WorkerTest, CrashOfAFailedCompileLeavesNoSlotAndNoException) {
+  Worker w(spec({{"FAKE_CRASH_OP", "compile"}}));
+  ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
+  Reply r = w.call("compile", Json{{"slot", "candidate"}}, 10);
+  EXPECT_EQ(r.fault, Fault::kCrash);
+  EXPECT_TRUE(w.call("check", Json{{"slot", "candidate"}}, 10).good());
+  std::vector<std::string> want = {"hello", "compile:candidate", "hello", "check:candidate"};
+  EXPECT_EQ(ops_log(), want);
 }
 
 TEST_F(WorkerTest, RecompiledSlotIsNotReplayedAndFailedCompileIsForgotten) {

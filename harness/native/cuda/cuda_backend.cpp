@@ -1,6 +1,7 @@
 #include "native/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -49,6 +50,8 @@ CudaBackend::CudaBackend(int device_index) {
     int major = attribute(device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     int minor = attribute(device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     info_.cc = std::to_string(major) + "." + std::to_string(minor);
+    cc_major_ = major;
+    cc_minor_ = minor;
     info_.sm_count = attribute(device_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
     info_.l2_bytes = attribute(device_, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
     std::size_t mem = 0;
@@ -76,6 +79,7 @@ CudaBackend::CudaBackend(int device_index) {
 CudaBackend::~CudaBackend() {
   // After a sticky fault these fail; the process is about to exit anyway.
   KGATE_CU_CHECK_NOTHROW(cuCtxSetCurrent(context_));
+  compare_.reset();  // its module and flag live in the context released below
   if (flush_buffer_ != 0) KGATE_CU_CHECK_NOTHROW(cuMemFree(flush_buffer_));
   if (stream_ != nullptr) KGATE_CU_CHECK_NOTHROW(cuStreamDestroy(stream_));
   KGATE_CU_CHECK_NOTHROW(cuDevicePrimaryCtxRelease(device_));
@@ -202,6 +206,61 @@ void CudaBackend::zero(void* dst, std::size_t bytes) {
   make_current();
   KGATE_CU_CHECK(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(dst), 0, bytes, stream_));
   KGATE_CU_CHECK(cuStreamSynchronize(stream_));
+}
+
+void CudaBackend::fill(void* dst, const std::vector<unsigned char>& pattern, std::size_t bytes) {
+  check_fill_pattern(pattern);
+  const std::size_t size = pattern.size();
+  const std::size_t count = bytes / size;
+  const auto d = reinterpret_cast<CUdeviceptr>(dst);
+  if (count == 0) return;
+  if (d % size != 0) {  // memsets need element alignment; cuMemAlloc gives 256 bytes
+    Backend::fill(dst, pattern, bytes);
+    return;
+  }
+  make_current();
+  if (size == 1) {
+    KGATE_CU_CHECK(cuMemsetD8Async(d, pattern[0], count, stream_));
+  } else if (size == 2) {
+    uint16_t v = 0;
+    std::memcpy(&v, pattern.data(), 2);
+    KGATE_CU_CHECK(cuMemsetD16Async(d, v, count, stream_));
+  } else if (size == 4) {
+    uint32_t v = 0;
+    std::memcpy(&v, pattern.data(), 4);
+    KGATE_CU_CHECK(cuMemsetD32Async(d, v, count, stream_));
+  } else {
+    // 8 bytes: two strided 32-bit memsets (rows of one word, 8 bytes apart), low then high.
+    uint32_t lo = 0, hi = 0;
+    std::memcpy(&lo, pattern.data(), 4);
+    std::memcpy(&hi, pattern.data() + 4, 4);
+    KGATE_CU_CHECK(cuMemsetD2D32Async(d, 8, lo, 1, count, stream_));
+    KGATE_CU_CHECK(cuMemsetD2D32Async(d + 4, 8, hi, 1, count, stream_));
+  }
+  KGATE_CU_CHECK(cuStreamSynchronize(stream_));
+}
+
+void CudaBackend::copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  make_current();
+  KGATE_CU_CHECK(cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                   reinterpret_cast<CUdeviceptr>(src), bytes, stream_));
+  KGATE_CU_CHECK(cuStreamSynchronize(stream_));
+}
+
+bool CudaBackend::equal(const void* a, const void* b, std::size_t bytes) {
+  const auto da = reinterpret_cast<CUdeviceptr>(a), db = reinterpret_cast<CUdeviceptr>(b);
+  make_current();
+  if (!compare_tried_) {
+    compare_tried_ = true;
+    std::string why;
+    compare_ = DeviceCompare::load(cc_major_, cc_minor_, info_.sm_count, &why);
+    if (!compare_)
+      std::fprintf(stderr, "[kgate-native] comparing device memory on the host: %s\n", why.c_str());
+  }
+  if (!compare_ || da % DeviceCompare::kAlignment != 0 || db % DeviceCompare::kAlignment != 0)
+    return Backend::equal(a, b, bytes);
+  return compare_->equal(stream_, da, db, bytes);
 }
 
 void CudaBackend::to_host(void* dst, const void* src, std::size_t bytes) {

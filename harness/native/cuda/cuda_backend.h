@@ -10,6 +10,7 @@
 #include "native/backend.h"
 #include "native/cuda/cublas_dgemm.h"
 #include "native/cuda/cuda_compiler.h"
+#include "native/cuda/device_compare.h"
 #include "native/cuda/nvml_clock.h"
 
 namespace kgate::native::cuda {
@@ -34,6 +35,9 @@ class CudaBackend : public Backend {
   void to_device(void* dst, const void* src, std::size_t bytes) override;
   void to_host(void* dst, const void* src, std::size_t bytes) override;
   void zero(void* dst, std::size_t bytes) override;
+  void fill(void* dst, const std::vector<unsigned char>& pattern, std::size_t bytes) override;
+  void copy(void* dst, const void* src, std::size_t bytes) override;
+  bool equal(const void* a, const void* b, std::size_t bytes) override;
   int run(const Module& m, const std::vector<kgate_tensor>& inputs,
           std::vector<kgate_tensor>& outputs) override;
   protocol::TimeResult time(std::vector<TimedCall>& calls,
@@ -57,6 +61,9 @@ class CudaBackend : public Backend {
   std::unique_ptr<CudaCompiler> compiler_;
   std::unique_ptr<CublasDgemm> dgemm_;
   bool dgemm_tried_ = false;
+  std::unique_ptr<DeviceCompare> compare_;
+  bool compare_tried_ = false;
+  int cc_major_ = 0, cc_minor_ = 0;
   CUdeviceptr flush_buffer_ = 0;
   std::size_t flush_bytes_ = 0;
 };

@@ -1,7 +1,6 @@
 #include "native/cuda/cuda_compiler.h"
 
 #include <dlfcn.h>
-#include <git2.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,6 +11,7 @@
 
 #include "core/error.h"
 #include "native/cuda/subprocess.h"
+#include "native/source_key.h"
 
 #ifndef KGATE_NVCC
 #define KGATE_NVCC "nvcc"
@@ -37,19 +37,6 @@ bool read_file(const std::string& path, std::string* out) {
   ss << in.rdbuf();
   *out = ss.str();
   return true;
-}
-
-// Content hash of everything that decides the binary, as a git blob id (libgit2).
-std::string content_hash(const std::string& data) {
-  git_libgit2_init();
-  git_oid oid;
-  if (git_odb_hash(&oid, data.data(), data.size(), GIT_OBJECT_BLOB) != 0) {
-    const git_error* e = git_error_last();
-    throw InfraError(std::string("git_odb_hash: ") + (e != nullptr ? e->message : "failed"));
-  }
-  char hex[GIT_OID_HEXSZ + 1] = {};
-  git_oid_tostr(hex, sizeof hex, &oid);
-  return hex;
 }
 
 // Loads `path` and finds kgate_run. Returns "" on success, else why not.
@@ -161,13 +148,14 @@ protocol::CompileResult CudaCompiler::compile(const std::string& source_path,
                      "/kgate/kernel.h (set KGATE_INCLUDE_DIR to kgate's harness/include)");
 
   // Everything that decides the binary goes into the key. The source path is not part of
-  // it (the same text under another name is the same binary), but a candidate including
-  // a file next to it is then keyed by its own text only: candidates are one file.
+  // it (the same text under another name is the same binary); headers the candidate
+  // includes from beside itself are, by content.
   std::vector<std::string> args = arguments("<source>", defines);
   std::string key = "kgate-cuda-v1\n";
   for (const std::string& a : args) key += a + "\n";
   key += "arch=" + settings_.arch + "\n" + nvcc_version() + "\n";
   key += header + "\n---\n" + source;
+  key += "\n---\n" + local_includes(fs::path(source_path).parent_path().string(), source);
   std::string hash = content_hash(key);
 
   fs::path dir = fs::path(cache_dir.empty() ? default_cache_dir() : cache_dir) / "cuda";

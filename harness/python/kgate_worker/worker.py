@@ -133,9 +133,15 @@ class Worker:
         def run(params: dict) -> dict:
             try:
                 return fn(params)
+            except (Exception, SystemExit):
+                # Answered as `internal` by the request loop; if the device went down with
+                # it, the worker must not serve another request.
+                if not self.fatal:
+                    self._after_candidate_error()
+                raise
             finally:
-                if self.cuda:
-                    with contextlib.suppress(Exception):  # a faulted context: exiting anyway
+                if self.cuda and not self.fatal:
+                    with contextlib.suppress(Exception):
                         torch.cuda.empty_cache()
         return run
 
@@ -155,9 +161,9 @@ class Worker:
             torch.cuda.synchronize(self.device)
 
     def _after_candidate_error(self) -> None:
-        """After a candidate raised: on CUDA, a failing synchronize means a sticky device
-        error (illegal address, ...) that would poison every later request; the worker
-        answers the current request and then exits so a fresh one is started."""
+        """After a candidate (or an op) raised: on CUDA, a failing synchronize means a
+        sticky device error (illegal address, ...) that would poison every later request;
+        the worker answers the current request and then exits so a fresh one is started."""
         if not self.cuda:
             return
         try:
@@ -564,6 +570,8 @@ class Worker:
         with torch.no_grad():
             for c in cases:
                 results.append(self._check_case(slot, c))
+                if self.fatal:  # the device is gone: answer what ran, then exit
+                    break
                 if self.cuda:  # each case's transients back to the driver (GB-sized cases)
                     torch.cuda.empty_cache()
         return {"cases": results}
