@@ -746,7 +746,11 @@ struct SuiteRun::Impl {
     for (auto& p : problems)
       if (p.done) write_result(*p.done);
 
-    // 1. Baselines, in plan order.
+    // 1. Baselines, in plan order. One worker is kept: the last baseline's, in case the
+    // plan searches its problem first (a PR check's single problem) -- its cached check
+    // cases spare that search's first experiment the inputs and the float64 truth. Others
+    // would each hold a process (and, on a GPU, memory) until their turn.
+    Problem* kept = nullptr;
     for (auto& p : problems) {
       if (p.done) continue;
       if (!p.item->skip_reason.empty()) {
@@ -760,6 +764,8 @@ struct SuiteRun::Impl {
         continue;
       }
       if (interrupted(opt.interrupted)) break;
+      if (kept != nullptr) kept->eval.reset();  // before this problem's worker starts
+      kept = nullptr;
       try {
         open_workspace(p);
         reconcile(p);
@@ -773,10 +779,8 @@ struct SuiteRun::Impl {
         log::error(p.item->problem_id + ": " + e.what());
         error_result(p, e.what());
       }
-      // Workers are not kept across the baseline phase: a suite's problems would each hold
-      // a process (and, on a GPU, its memory) until their turn. The search starts a fresh
-      // one.
-      p.eval.reset();
+      if (p.done || !p.eval) p.eval.reset();
+      else kept = &p;
     }
     // 2. The Amdahl plan over the problems that have a passing baseline.
     std::vector<PlanInput> inputs;
@@ -786,6 +790,8 @@ struct SuiteRun::Impl {
     const auto& b = opt.suite.budget;
     BudgetPlan plan = plan_budgets(inputs, b.suite_wall_s, b.problem_floor_s, b.problem_wall_s);
     if (!inputs.empty() && !interrupted(opt.interrupted)) log::info("search plan (Amdahl order):\n" + plan.table());
+    if (kept != nullptr && (plan.entries.empty() || plan.entries.front().problem != kept->item->problem_id))
+      kept->eval.reset();
     // 3. Search each problem, highest expected gain first, then its final re-measure.
     for (const auto& entry : plan.entries) {
       Problem& p = *find(entry.problem);

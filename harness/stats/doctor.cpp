@@ -186,7 +186,9 @@ Calibration run_doctor(DoctorProbe& probe, const DoctorPlan& plan, const DoctorL
     const std::vector<double>& b = slot_samples(r, "candidate");
     if (a.empty() || b.empty())
       throw InfraError(std::string("kgate doctor: the worker returned no samples for the ") +
-                       to_string(sc) + " A/A run");
+                       to_string(sc) + " A/A run (" + op + " " + shape_text(dims) + " " + dtype +
+                       "; " + std::to_string(r.dropped_throttled) + " dropped as throttled" +
+                       (r.timer_note.empty() ? "" : "; " + r.timer_note) + ")");
     const Comparison c = compare(a, b);
     n.median_us = finite_or(c.baseline_median_us, 0);
     n.samples = std::min(c.baseline_n, c.candidate_n);

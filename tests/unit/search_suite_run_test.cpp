@@ -38,7 +38,14 @@ std::string slurp(const fs::path& p) {
 struct FakeEvaluator : CandidateEvaluator {
   std::vector<std::string>* evaluated;
   std::string tag;  // the problem
-  FakeEvaluator(std::vector<std::string>* log, std::string t) : evaluated(log), tag(std::move(t)) {}
+  int* live = nullptr;  // evaluators alive now (each holds a worker process in real runs)
+  FakeEvaluator(std::vector<std::string>* log, std::string t, int* alive = nullptr)
+      : evaluated(log), tag(std::move(t)), live(alive) {
+    if (live != nullptr) ++*live;
+  }
+  ~FakeEvaluator() override {
+    if (live != nullptr) --*live;
+  }
 
   static double cost(const std::string& path, const Point& defines) {
     std::string src = slurp(path);
@@ -111,6 +118,8 @@ struct FakeEvaluator : CandidateEvaluator {
 struct SearchSuiteRun : ::testing::Test {
   fs::path dir, out;
   std::vector<std::string> evaluated;
+  std::map<std::string, int> made;  // evaluators created per problem
+  int live = 0, max_live = 0;
   config::Suite suite;
   std::atomic<bool> stop{false};
 
@@ -153,7 +162,10 @@ struct SearchSuiteRun : ::testing::Test {
     o.max_experiments = max;
     o.interrupted = &stop;
     SuiteRun r(o, std::move(items), [this](const RunItem& it, const std::string&, uint64_t) {
-      return std::make_unique<FakeEvaluator>(&evaluated, it.problem_id);
+      ++made[it.problem_id];
+      auto e = std::make_unique<FakeEvaluator>(&evaluated, it.problem_id, &live);
+      max_live = std::max(max_live, live);
+      return e;
     });
     return r.run();
   }
@@ -236,6 +248,26 @@ TEST_F(SearchSuiteRun, TunerImprovesKeepsRevertsAndRecordsEverything) {
   expect_consistent(s.run_id);
   auto ex = experiments("alpha");
   EXPECT_EQ(ex.front()["verdict"], "baseline");
+}
+
+TEST_F(SearchSuiteRun, OneWorkerAtATimeAndASingleProblemKeepsItsOwn) {
+  // A PR check's one problem: its baseline's worker (and the check cases it cached) goes
+  // on into the search instead of being replaced by a fresh one.
+  RunSummary s = run({item("solo")});
+  EXPECT_EQ(s.code, ExitCode::kPass);
+  EXPECT_EQ(made["solo"], 1);
+  // Several problems: never more than one worker alive, and only the problem searched
+  // first can skip its restart.
+  made.clear();
+  fs::remove_all(out);
+  s = run({item("alpha"), item("beta"), item("gamma")});
+  EXPECT_EQ(s.code, ExitCode::kPass);
+  EXPECT_EQ(max_live, 1);
+  EXPECT_EQ(live, 0);
+  int restarts = 0;
+  for (const auto& [p, n] : made) restarts += n - 1;
+  EXPECT_GE(restarts, 2);
+  EXPECT_LE(restarts, 3);
 }
 
 TEST_F(SearchSuiteRun, BrokenCandidateIsRevertedAndTheStarterKept) {

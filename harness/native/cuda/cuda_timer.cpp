@@ -11,6 +11,7 @@
 #include "native/cuda/cuda_check.h"
 #include "native/cuda/nvml_clock.h"
 #include "stats/descriptive.h"
+#include "stats/throttle.h"
 
 namespace kgate::native::cuda {
 
@@ -48,6 +49,7 @@ class EventPair {
 struct Slot {
   TimedCall* call = nullptr;
   std::vector<double> samples_us;
+  std::vector<int> clocks_mhz;  // per sample, 0 = unknown; throttled ones are dropped after
   int64_t taken = 0;  // samples measured, dropped ones included
   // Side-work evidence per way of calling: [0] plain calls, [1] graph replays. A graph
   // replays only what reached our stream, so the plain calls carry the evidence there.
@@ -63,6 +65,7 @@ struct Slot {
   Slot& operator=(Slot&& o) noexcept {
     std::swap(call, o.call);
     std::swap(samples_us, o.samples_us);
+    std::swap(clocks_mhz, o.clocks_mhz);
     std::swap(taken, o.taken);
     std::swap(side_hits, o.side_hits);
     std::swap(side_checked, o.side_checked);
@@ -297,13 +300,8 @@ protocol::TimeResult CudaTimer::time(std::vector<TimedCall>& calls,
       Slot& s = slots[(round + k) % slots.size()];
       double us = sampler.sample(s, round % n_sets, use_graph, batch);
       ++s.taken;
-      int mhz = dev_.clock != nullptr ? dev_.clock->sm_clock_mhz() : 0;
-      if (reference_mhz > 0 && mhz > 0 && mhz < kThrottleFraction * reference_mhz) {
-        ++result.dropped_throttled;
-        continue;
-      }
       s.samples_us.push_back(us);
-      if (mhz > 0) result.clock_mhz.push_back(mhz);
+      s.clocks_mhz.push_back(dev_.clock != nullptr ? dev_.clock->sm_clock_mhz() : 0);
     }
     double elapsed_s = us_since(t_sampling) * 1e-6;
     bool capped = elapsed_s >= params.max_time_s;
@@ -322,8 +320,24 @@ protocol::TimeResult CudaTimer::time(std::vector<TimedCall>& calls,
     }
   }
 
+  // Throttled samples out, judged against the default clock (or the run's own steady
+  // clock when the kernel holds the clock down: stats/throttle.h).
+  std::vector<int> all_clocks;
+  for (const Slot& s : slots) all_clocks.insert(all_clocks.end(), s.clocks_mhz.begin(), s.clocks_mhz.end());
+  const stats::ThrottleReference ref = stats::throttle_reference(all_clocks, reference_mhz, kThrottleFraction);
+  if (ref.steady_low)
+    result.timer_note += (result.timer_note.empty() ? "" : "; ") + ref.note;
   for (Slot& s : slots) {
-    result.samples_us[s.call->slot] = s.samples_us;
+    std::vector<double>& kept = result.samples_us[s.call->slot];
+    for (std::size_t i = 0; i < s.samples_us.size(); ++i) {
+      const int mhz = s.clocks_mhz[i];
+      if (ref.mhz > 0 && mhz > 0 && mhz < kThrottleFraction * ref.mhz) {
+        ++result.dropped_throttled;
+        continue;
+      }
+      kept.push_back(s.samples_us[i]);
+      if (mhz > 0) result.clock_mhz.push_back(mhz);
+    }
     if (Sampler::flagged(s)) result.side_stream_work = true;
   }
   result.timer = use_graph ? "cuda_graph" : "cuda_event";
