@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "gates/performance_gate.h"
 #include "stats/compare.h"
 #include "worker/worker.h"
 
@@ -31,22 +32,34 @@ struct SizeClass {
   std::string delayed;  // under tools/study/
 };
 
-json time_pair(kgate::worker::Worker& w, const SizeClass& c, double min_time_s, uint64_t seed) {
-  json p = {{"slots", {"candidate", "baseline"}},
-            {"dims", c.dims},
-            {"dtype", c.dtype},
-            {"seed", seed},
-            {"min_time_s", min_time_s},
-            {"max_time_s", std::max(2.0, 4 * min_time_s)}};
-  auto r = w.call("time", p, 120);
+kgate::protocol::TimeResult time_pair(kgate::worker::Worker& w, const SizeClass& c,
+                                      const kgate::protocol::TimeParams& p) {
+  json req = p;
+  req["dims"] = c.dims;
+  auto r = w.call("time", req, 120);
   if (!r.good()) throw std::runtime_error("time: " + r.describe());
-  return r.result;
+  return r.result.get<kgate::protocol::TimeResult>();
 }
 
-kgate::stats::Comparison compare(const json& t) {
-  auto b = t["samples_us"]["baseline"].get<std::vector<double>>();
-  auto c = t["samples_us"]["candidate"].get<std::vector<double>>();
-  return kgate::stats::compare(b, c, {});
+kgate::stats::Comparison compare(const kgate::protocol::TimeResult& t) {
+  return kgate::stats::compare(t.samples_us.at("baseline"), t.samples_us.at("candidate"), {});
+}
+
+// One verdict as the performance gate reaches it: a run, and when it is inconclusive one
+// more four times as long, judged together (gates::extended_time_params).
+kgate::stats::Comparison verdict(kgate::worker::Worker& w, const SizeClass& c, double min_time_s,
+                                 uint64_t seed, bool* extended) {
+  kgate::protocol::TimeParams p;
+  p.slots = {"candidate", "baseline"};
+  p.dtype = c.dtype;
+  p.seed = seed;
+  p.min_time_s = min_time_s;
+  p.max_time_s = std::max(2.0, 4 * min_time_s);
+  kgate::protocol::TimeResult t = time_pair(w, c, p);
+  kgate::stats::Comparison cmp = compare(t);
+  *extended = cmp.verdict == kgate::gates::SpeedVerdict::kUnknown;
+  if (*extended) cmp = compare(kgate::gates::merge_time_results(t, time_pair(w, c, kgate::gates::extended_time_params(p))));
+  return cmp;
 }
 
 }  // namespace
@@ -83,8 +96,8 @@ int main(int argc, char** argv) {
   spec.argv = {kgate::worker::locate_native_bin(native)};
   json report = {{"version", 1}, {"trials", trials}, {"min_time_s", min_time_s}, {"classes", json::array()}};
 
-  std::printf("%-6s %-12s %8s %8s %8s %8s %9s %8s\n", "class", "scenario", "same", "faster",
-              "slower", "unknown", "median_us", "s/verdict");
+  std::printf("%-6s %-12s %8s %8s %8s %8s %8s %9s %8s\n", "class", "scenario", "same", "faster",
+              "slower", "unknown", "extended", "median_us", "s/verdict");
   for (const auto& c : classes) {
     kgate::worker::Worker w(spec);
     auto hello = w.call("hello", {{"backend", backend}}, 60);
@@ -111,12 +124,14 @@ int main(int argc, char** argv) {
                      comp2.result.dump().c_str());
         return 3;
       }
-      int same = 0, faster = 0, slower = 0, unknown = 0;
+      int same = 0, faster = 0, slower = 0, unknown = 0, extended = 0;
       std::vector<double> speedups;
       auto t0 = std::chrono::steady_clock::now();
       double median_us = 0;
       for (int i = 0; i < trials; ++i) {
-        auto cmp = compare(time_pair(w, c, min_time_s, 1));  // same inputs: the runner caches them
+        bool ext = false;
+        auto cmp = verdict(w, c, min_time_s, 1, &ext);  // same inputs: the runner caches them
+        extended += ext ? 1 : 0;
         median_us = cmp.baseline_median_us;
         speedups.push_back(cmp.speedup);
         switch (cmp.verdict) {
@@ -128,19 +143,26 @@ int main(int argc, char** argv) {
       }
       double per = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / trials;
       json s = {{"same", same}, {"faster", faster}, {"slower", slower}, {"unknown", unknown},
+                {"extended", extended},
                 {"baseline_median_us", median_us}, {"seconds_per_verdict", per},
                 {"speedups", speedups}};
       if (scenario == "power") {
         // The true effect: one long interleaved run.
-        auto cmp = compare(time_pair(w, c, 3.0, 1));
+        kgate::protocol::TimeParams p;
+        p.slots = {"candidate", "baseline"};
+        p.dtype = c.dtype;
+        p.seed = 1;
+        p.min_time_s = 3.0;
+        p.max_time_s = 12.0;
+        auto cmp = compare(time_pair(w, c, p));
         s["true_slowdown_pct"] = 100.0 * (1.0 / cmp.speedup - 1.0);
         s["true_speedup_ci"] = {cmp.speedup_lo, cmp.speedup_hi};
       }
       if (scenario == "aa") extra_ns = static_cast<long long>(slowdown * median_us * 1000.0);
       s["extra_ns"] = scenario == "aa" ? 0 : extra_ns;
       cls[scenario] = s;
-      std::printf("%-6s %-12s %8d %8d %8d %8d %9.2f %8.3f%s\n", c.label.c_str(), scenario.c_str(),
-                  same, faster, slower, unknown, median_us, per,
+      std::printf("%-6s %-12s %8d %8d %8d %8d %8d %9.2f %8.3f%s\n", c.label.c_str(), scenario.c_str(),
+                  same, faster, slower, unknown, extended, median_us, per,
                   scenario == "power"
                       ? (" true slowdown " + std::to_string(s["true_slowdown_pct"].get<double>()) + "%").c_str()
                       : "");

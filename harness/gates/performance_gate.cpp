@@ -1,5 +1,6 @@
 #include "gates/performance_gate.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "gates/correctness_gate.h"
@@ -92,6 +93,33 @@ PerformanceJudgement judge_performance(const protocol::TimeResult& r, const std:
          us(tm.baseline_us) + ", " + ci);
   }
   return out;
+}
+
+protocol::TimeResult merge_time_results(const protocol::TimeResult& a, const protocol::TimeResult& b) {
+  protocol::TimeResult m = a;
+  for (const auto& [slot, v] : b.samples_us) {
+    auto& dst = m.samples_us[slot];
+    dst.insert(dst.end(), v.begin(), v.end());
+  }
+  m.timer = b.timer.empty() ? a.timer : b.timer;
+  m.batch = b.batch;
+  m.dropped_throttled = a.dropped_throttled + b.dropped_throttled;
+  m.clock_mhz.insert(m.clock_mhz.end(), b.clock_mhz.begin(), b.clock_mhz.end());
+  m.side_stream_work = a.side_stream_work || b.side_stream_work;
+  if (m.min_bytes <= 0) m.min_bytes = b.min_bytes;
+  if (m.flops <= 0) m.flops = b.flops;
+  m.elapsed_s = a.elapsed_s + b.elapsed_s;
+  m.stop_reason = b.stop_reason;
+  if (m.return_code == 0) m.return_code = b.return_code;
+  if (!b.timer_note.empty() && b.timer_note != a.timer_note)
+    m.timer_note = a.timer_note.empty() ? b.timer_note : a.timer_note + "; " + b.timer_note;
+  return m;
+}
+
+protocol::TimeParams extended_time_params(const protocol::TimeParams& p) {
+  protocol::TimeParams e = p;
+  e.min_time_s = std::min(4 * p.min_time_s, p.max_time_s);
+  return e;
 }
 
 }  // namespace kgate::gates

@@ -26,4 +26,15 @@ PerformanceJudgement judge_performance(const protocol::TimeResult& r, const std:
                                        const config::GateThresholds& t, double bandwidth_gbps,
                                        int min_samples);
 
+// Two interleaved runs of the same slots on the same inputs as one: samples appended per
+// slot, counts summed, notes joined, side-stream work if either saw it, the first non-zero
+// return code. The timer is the second's when they differ ("cuda_graph+cuda_event" is not a
+// timer; samples are per call either way).
+protocol::TimeResult merge_time_results(const protocol::TimeResult& a, const protocol::TimeResult& b);
+
+// The extension of an inconclusive timing: min_time_s four times longer (within
+// max_time_s). The performance gate asks for it once when the first run's verdict is
+// `unknown` and judges both runs' samples together.
+protocol::TimeParams extended_time_params(const protocol::TimeParams& p);
+
 }  // namespace kgate::gates
