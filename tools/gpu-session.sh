@@ -8,14 +8,14 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: tests pytest bench matmul doctor kbbench kbrun smoke matmulrun study timers
+#   steps: tests pytest bench matmul doctor kbbench kbrun smoke onerun study timers
 #          (default: all)
 #   STEP_S_<step>=N caps a step's seconds (defaults below).
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
 root="$PWD"
-steps="${*:-tests pytest bench matmul doctor kbbench kbrun smoke matmulrun study timers}"
+steps="${*:-tests pytest bench matmul doctor kbbench kbrun smoke onerun study timers}"
 has() { [[ " $steps " == *" $1 "* ]]; }
 cap() { local v="STEP_S_$1"; echo "${!v:-$2}"; }
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -68,12 +68,19 @@ if has pytest; then
   stamp "pytest cuda rc=$?"; tail -30 "$OUT/pytest-cuda.log"
 fi
 if has bench; then
+  # BENCH_SHAPE="{R: 4096, C: 4096}" benches that shape instead of the problem's own.
+  bench_problem=kernelbench/native/softmax.yaml
+  if [ -n "${BENCH_SHAPE:-}" ]; then
+    bench_problem=kernelbench/native/_session-softmax.yaml
+    sed "s/^bench: .*/bench: ${BENCH_SHAPE}/" kernelbench/native/softmax.yaml > "$bench_problem"
+  fi
   for i in $(seq 1 "${BENCH_RUNS:-2}"); do
     /usr/bin/time -f "bench wall %e s" timeout "$(cap bench 120)" "$B/kgate" bench \
-      --problem kernelbench/native/softmax.yaml --candidate kernelbench/native/starters/softmax.cu \
+      --problem "$bench_problem" --candidate kernelbench/native/starters/softmax.cu \
       --json "$OUT/bench-softmax-$i.json" > "$OUT/bench-softmax-$i.txt" 2>&1
     stamp "bench softmax cuda #$i rc=$?: $(tail -1 "$OUT/bench-softmax-$i.txt")"
   done
+  [ -n "${BENCH_SHAPE:-}" ] && rm -f "$bench_problem"  # a second softmax in the level would clash
   tail -30 "$OUT/bench-softmax-1.txt"
 fi
 if has matmul; then
@@ -124,14 +131,22 @@ if has smoke; then
   stamp "kgate run gpu-smoke rc=$?"; tail -30 "$OUT/smoke.log"
   cat "$OUT"/smoke/*/results.tsv "$OUT"/smoke/results*.tsv 2>/dev/null | head -60
 fi
-if has matmulrun; then
-  # gpu-smoke on matmul 4096^3 alone: the cost of one experiment of the heaviest problem.
-  suite=$(SUITE_WALL_S=${MATMUL_WALL_S:-200} MAX_EXPERIMENTS=${MATMUL_EXPERIMENTS:-4} \
-          PROBLEM_WALL_S=${MATMUL_WALL_S:-200} PROBLEM_FLOOR_S=60 short_suite gpu-smoke)
-  sed -i -e 's/^levels: .*/levels: []\nproblems: [native\/matmul]/' -e 's/^id: .*/id: gpu-matmul/' "$suite"
-  /usr/bin/time -f "run wall %e s" timeout "$(cap matmulrun 300)" "$B/kgate" run "$suite" \
-    --gpu h200 --out "$OUT/matmulrun" > "$OUT/matmulrun.log" 2>&1
-  stamp "kgate run matmul rc=$?"; tail -30 "$OUT/matmulrun.log"
+if has onerun; then
+  # gpu-smoke on one native problem alone (ONE_PROBLEM, default matmul; ONE_SHAPE, e.g.
+  # "{R: 4096, C: 4096}", times another bench shape under a session id): the cost of each
+  # experiment of that problem in a run.
+  prob=${ONE_PROBLEM:-matmul}; id=$prob; copy=""
+  if [ -n "${ONE_SHAPE:-}" ]; then
+    id="${prob}_session"; copy="kernelbench/native/_session-$prob.yaml"
+    sed -e "s/^bench: .*/bench: ${ONE_SHAPE}/" -e "s/^id: .*/id: $id/" "kernelbench/native/$prob.yaml" > "$copy"
+  fi
+  suite=$(SUITE_WALL_S=${ONE_WALL_S:-200} MAX_EXPERIMENTS=${ONE_EXPERIMENTS:-4} \
+          PROBLEM_WALL_S=${ONE_WALL_S:-200} PROBLEM_FLOOR_S=60 short_suite gpu-smoke)
+  sed -i -e "s/^levels: .*/levels: []\nproblems: [native\/$id]/" -e "s/^id: .*/id: gpu-$id/" "$suite"
+  /usr/bin/time -f "run wall %e s" timeout "$(cap onerun 300)" "$B/kgate" run "$suite" \
+    --gpu h200 --out "$OUT/onerun-$id" > "$OUT/onerun-$id.log" 2>&1
+  stamp "kgate run $id rc=$?"; tail -30 "$OUT/onerun-$id.log"
+  [ -n "$copy" ] && rm -f "$copy"
 fi
 if has study; then
   timeout "$(cap study 420)" "$B/kgate_measure_study" --root "$root" --native "$B/kgate-native" \
@@ -145,6 +160,6 @@ if has timers; then
   stamp "timer study done"
 fi
 # Pack everything (workspaces excluded: git repos of every experiment are large).
-( cd "$OUT" && tar czf /tmp/session.tgz --exclude='workspaces' . && find . -mindepth 1 -delete &&
+( cd "$OUT" && tar czf /tmp/session.tgz --exclude='workspaces' --exclude='cache' . && find . -mindepth 1 -delete &&
   mv /tmp/session.tgz . )
 ls -la "$OUT"

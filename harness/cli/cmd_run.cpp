@@ -53,6 +53,7 @@ class GatesEvaluator : public search::CandidateEvaluator {
     return eval_.remeasure(candidate, defines, baseline);
   }
   std::string device_name() const override { return eval_.device().name; }
+  void promote_last_candidate() override { eval_.promote_last_candidate(); }
   std::map<std::string, gates::Timing> reference_timings(const std::string& candidate,
                                                          const search::Point& defines) override {
     std::map<std::string, gates::Timing> out;

@@ -70,6 +70,10 @@ struct Evaluator::Impl {
   protocol::DeviceInfo device;
   std::string baseline_id;  // path + content hash of the baseline compiled in the worker
   std::map<std::string, protocol::CaseResult> baseline_cache;  // case_id -> baseline numbers
+  // The last candidate that passed every gate, by case_id; adopted as the next baseline's
+  // numbers when the search promotes it (promote_last_candidate) instead of re-checking.
+  std::map<std::string, protocol::CaseResult> last_passed;
+  bool promoted = false;
   std::map<std::string, std::map<std::string, std::string>> workspace_before;  // per excluded file
   std::string degenerate;  // kernelbench: the worker's degenerate-problem finding
 
@@ -147,7 +151,12 @@ struct Evaluator::Impl {
     auto res = r.result.get<protocol::CompileResult>();
     if (!res.compiled) throw UsageError(path + ": error: the baseline does not compile:\n" + first_errors(res.log));
     if (&w == worker.get()) {
-      if (id != baseline_id) baseline_cache.clear();
+      if (id != baseline_id) {
+        baseline_cache.clear();
+        if (promoted) baseline_cache = std::move(last_passed);
+      }
+      promoted = false;
+      last_passed.clear();
       baseline_id = id;
     }
   }
@@ -495,8 +504,15 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
   }
   v.passed = ok;
   v.wall_s = since(t0);
+  m.promoted = false;
+  m.last_passed.clear();
+  if (ok && !m.kernelbench())
+    for (std::size_t i = 0; i < cases.size() && i < cand_results.size(); ++i)
+      m.last_passed[cases[i].check.case_id] = cand_results[i];
   return v;
 }
+
+void Evaluator::promote_last_candidate() { impl_->promoted = !impl_->last_passed.empty(); }
 
 Timing Evaluator::remeasure_reference(const std::string& candidate_path,
                                       const std::map<std::string, std::string>& defines,

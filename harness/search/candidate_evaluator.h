@@ -20,6 +20,9 @@ class CandidateEvaluator {
   virtual gates::Timing remeasure(const std::string& candidate, const Point& defines,
                                   const std::string& baseline) = 0;
   virtual std::string device_name() const = 0;
+  // The last evaluated candidate was kept and becomes the baseline: gate state worth
+  // keeping (its check results) carries over instead of being measured again.
+  virtual void promote_last_candidate() {}
   // KernelBench problems: the candidate re-measured against the reference model, by mode
   // ("eager", "compile"); empty for native problems.
   virtual std::map<std::string, gates::Timing> reference_timings(const std::string& /*candidate*/,

@@ -546,6 +546,7 @@ struct SuiteRun::Impl {
       const double threshold = opt.suite.gates.keep_threshold;
       bool keep = v.passed && v.timing && v.timing->speedup_lo >= threshold;
       r.verdict = keep ? ExperimentVerdict::kKeep : ExperimentVerdict::kRevert;
+      if (keep) evaluator(p).promote_last_candidate();
       if (v.timing && v.timing->speedup > 0)
         r.speedup_vs_starter = p.best().speedup_vs_starter * v.timing->speedup;
       if (v.passed && !keep)

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "gates/correctness_gate.h"
 #include "../verdict_expect.h"
 
 namespace kgate::gates {
@@ -191,6 +192,53 @@ TEST_F(EvaluatorTest, RemeasureUsesAFreshWorker) {
   EXPECT_GE(t.samples, 10);
   EXPECT_GT(t.candidate_us, 0);
   EXPECT_EQ(t.candidate_samples_us.size(), t.baseline_samples_us.size());
+}
+
+// The oracle row's "(baseline X, ..." number, per case.
+std::map<std::string, std::string> oracle_baselines(const CandidateVerdict& v) {
+  std::map<std::string, std::string> out;
+  for (const auto& r : gate(v, Gate::kOracle).rows) {
+    const auto at = r.detail.find("(baseline ");
+    if (at != std::string::npos) out[r.case_id] = r.detail.substr(at, r.detail.find(',', at) - at);
+  }
+  return out;
+}
+std::map<std::string, double> candidate_errors(const CandidateVerdict& v) {
+  std::map<std::string, double> out;
+  for (const auto& r : gate(v, Gate::kOracle).rows) out[r.case_id] = r.error;
+  return out;
+}
+
+TEST(EvaluatorPromotion, AKeptCandidatesCheckResultsBecomeTheBaselines) {
+  // ok.cpp and baseline.cpp round differently. After ok.cpp passes and is promoted, the
+  // next baseline's oracle numbers are ok.cpp's own (not measured again) -- here the file
+  // passed as baseline is deliberately baseline.cpp to make the adoption visible.
+  fs::path dir = fs::temp_directory_path() / ("kgate_promote_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(kDir + "baseline.cpp", dir / "next_baseline.cpp", fs::copy_options::overwrite_existing);
+  fs::copy_file(kDir + "baseline.cpp", dir / "other_baseline.cpp", fs::copy_options::overwrite_existing);
+  EvalOptions o = options();
+  o.run_performance = false;
+  Evaluator ev(problem(), o);
+  CandidateVerdict first = ev.evaluate(kDir + "ok.cpp", {}, kDir + "baseline.cpp");
+  ASSERT_TRUE(first.passed) << reason(first);
+  const auto ok_errors = candidate_errors(first);
+  const auto starter_numbers = oracle_baselines(first);
+  ev.promote_last_candidate();
+  CandidateVerdict second = ev.evaluate(kDir + "ok.cpp", {}, (dir / "next_baseline.cpp").string());
+  ASSERT_TRUE(second.passed) << reason(second);
+  int adopted = 0, differs_from_starter = 0;
+  for (const auto& r : gate(second, Gate::kOracle).rows) {
+    if (r.detail.find("(baseline " + fmt_num(ok_errors.at(r.case_id)) + ",") != std::string::npos) ++adopted;
+    if (oracle_baselines(second)[r.case_id] != starter_numbers.at(r.case_id)) ++differs_from_starter;
+  }
+  EXPECT_EQ(adopted, static_cast<int>(ok_errors.size()));
+  EXPECT_GT(differs_from_starter, 0) << "ok.cpp and baseline.cpp no longer differ: the test shows nothing";
+  // Without a promotion a new baseline is checked itself.
+  CandidateVerdict third = ev.evaluate(kDir + "ok.cpp", {}, (dir / "other_baseline.cpp").string());
+  ASSERT_TRUE(third.passed) << reason(third);
+  EXPECT_EQ(oracle_baselines(third), starter_numbers);
+  fs::remove_all(dir);
 }
 
 TEST(EvaluatorSetup, WorkspaceChangesFailStatic) {

@@ -39,6 +39,10 @@ struct FakeEvaluator : CandidateEvaluator {
   std::vector<std::string>* evaluated;
   std::string tag;  // the problem
   int* live = nullptr;  // evaluators alive now (each holds a worker process in real runs)
+  int* promotions = nullptr;
+  void promote_last_candidate() override {
+    if (promotions != nullptr) ++*promotions;
+  }
   FakeEvaluator(std::vector<std::string>* log, std::string t, int* alive = nullptr)
       : evaluated(log), tag(std::move(t)), live(alive) {
     if (live != nullptr) ++*live;
@@ -119,7 +123,7 @@ struct SearchSuiteRun : ::testing::Test {
   fs::path dir, out;
   std::vector<std::string> evaluated;
   std::map<std::string, int> made;  // evaluators created per problem
-  int live = 0, max_live = 0;
+  int live = 0, max_live = 0, promotions = 0;
   config::Suite suite;
   std::atomic<bool> stop{false};
 
@@ -164,6 +168,7 @@ struct SearchSuiteRun : ::testing::Test {
     SuiteRun r(o, std::move(items), [this](const RunItem& it, const std::string&, uint64_t) {
       ++made[it.problem_id];
       auto e = std::make_unique<FakeEvaluator>(&evaluated, it.problem_id, &live);
+      e->promotions = &promotions;
       max_live = std::max(max_live, live);
       return e;
     });
@@ -248,6 +253,12 @@ TEST_F(SearchSuiteRun, TunerImprovesKeepsRevertsAndRecordsEverything) {
   expect_consistent(s.run_id);
   auto ex = experiments("alpha");
   EXPECT_EQ(ex.front()["verdict"], "baseline");
+  // Every keep hands its check results on as the next baseline's.
+  int keeps = 0;
+  for (const auto& e : experiments())
+    if (e["verdict"] == "keep") ++keeps;
+  EXPECT_EQ(promotions, keeps);
+  EXPECT_GT(keeps, 0);
 }
 
 TEST_F(SearchSuiteRun, OneWorkerAtATimeAndASingleProblemKeepsItsOwn) {
