@@ -404,6 +404,7 @@ struct SuiteRun::Impl {
         evaluator(p).evaluate((ws / p.candidate_rel).string(), {}, p.starter_copy);
     if (interrupted(opt.interrupted)) return;
     if (device_name.empty()) device_name = evaluator(p).device_name();
+    if (v.passed) evaluator(p).promote_last_candidate();  // the starter is the first best
     fill_from_verdict(r, v);
     p.degenerate = v.degenerate;
     r.speedup_vs_starter = 1;
