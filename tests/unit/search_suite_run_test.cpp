@@ -253,6 +253,14 @@ TEST_F(SearchSuiteRun, TunerImprovesKeepsRevertsAndRecordsEverything) {
   expect_consistent(s.run_id);
   auto ex = experiments("alpha");
   EXPECT_EQ(ex.front()["verdict"], "baseline");
+  // The tuner writes its values into the file, so candidates compile without -D (a kept
+  // candidate and its copy as the next baseline share one compile) while the journal
+  // still records each point.
+  for (const auto& e : evaluated)
+    if (e.find('|') != std::string::npos) {
+      EXPECT_NE(e.find("||"), std::string::npos) << e;
+    }
+  EXPECT_FALSE(experiments("alpha").at(1)["point"].empty());
   // Every new best (the passing starter, then each keep) hands its check results on as
   // the next baseline's.
   int keeps = 0, bests = 0;
