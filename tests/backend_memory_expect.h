@@ -10,8 +10,21 @@
 
 #include "native/backend.h"
 #include "native/device_buffer.h"
+#include "native/host_backend.h"
 
 namespace kgate::testing {
+
+// Host memory with fill/copy/equal/zero left to Backend's host-staged defaults: what a
+// backend without its own versions gets.
+class StagedHostBackend : public native::HostBackend {
+ public:
+  void zero(void* d, std::size_t n) override { Backend::zero(d, n); }
+  void fill(void* d, const std::vector<unsigned char>& p, std::size_t n) override {
+    Backend::fill(d, p, n);
+  }
+  void copy(void* d, const void* s, std::size_t n) override { Backend::copy(d, s, n); }
+  bool equal(const void* a, const void* b, std::size_t n) override { return Backend::equal(a, b, n); }
+};
 
 inline std::vector<unsigned char> download(native::Backend& b, const native::DeviceBuffer& d) {
   std::vector<unsigned char> h(d.bytes());

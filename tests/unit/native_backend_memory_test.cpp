@@ -11,16 +11,7 @@
 namespace kgate::native {
 namespace {
 
-// Host memory, but fill/copy/equal/zero left to Backend's staged defaults.
-class StagedOnly : public HostBackend {
- public:
-  void zero(void* d, std::size_t n) override { Backend::zero(d, n); }
-  void fill(void* d, const std::vector<unsigned char>& p, std::size_t n) override {
-    Backend::fill(d, p, n);
-  }
-  void copy(void* d, const void* s, std::size_t n) override { Backend::copy(d, s, n); }
-  bool equal(const void* a, const void* b, std::size_t n) override { return Backend::equal(a, b, n); }
-};
+using StagedOnly = testing::StagedHostBackend;
 
 TEST(BackendMemory, HostBackend) {
   HostBackend b;

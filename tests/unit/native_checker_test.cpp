@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "native/host_backend.h"
+#include "../backend_memory_expect.h"
 #include "native_fixture_match.h"
 
 namespace kgate::native {
@@ -221,16 +222,8 @@ TEST_F(NativeChecker, HalfPrecisionCandidateWithinLooseTolerance) {
 }
 
 // Host memory through the Backend defaults only (what a backend without its own fill,
-// copy and equal gets), counting the bytes that cross the "bus".
-class StagedHostBackend : public HostBackend {
- public:
-  void zero(void* d, std::size_t n) override { Backend::zero(d, n); }
-  void fill(void* d, const std::vector<unsigned char>& p, std::size_t n) override {
-    Backend::fill(d, p, n);
-  }
-  void copy(void* d, const void* s, std::size_t n) override { Backend::copy(d, s, n); }
-  bool equal(const void* a, const void* b, std::size_t n) override { return Backend::equal(a, b, n); }
-};
+// copy and equal gets); and one counting the bytes that cross the "bus".
+using testing::StagedHostBackend;
 
 class CountingHostBackend : public HostBackend {
  public:
