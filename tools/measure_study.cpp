@@ -32,6 +32,17 @@ struct SizeClass {
   std::string delayed;  // under tools/study/
 };
 
+// Both slots interleaved on the class's shape; max_time_s as the study has always used.
+kgate::protocol::TimeParams pair_params(const SizeClass& c, double min_time_s, uint64_t seed) {
+  kgate::protocol::TimeParams p;
+  p.slots = {"candidate", "baseline"};
+  p.dtype = c.dtype;
+  p.seed = seed;
+  p.min_time_s = min_time_s;
+  p.max_time_s = std::max(2.0, 4 * min_time_s);
+  return p;
+}
+
 kgate::protocol::TimeResult time_pair(kgate::worker::Worker& w, const SizeClass& c,
                                       const kgate::protocol::TimeParams& p) {
   json req = p;
@@ -49,12 +60,7 @@ kgate::stats::Comparison compare(const kgate::protocol::TimeResult& t) {
 // more four times as long, judged together (gates::extended_time_params).
 kgate::stats::Comparison verdict(kgate::worker::Worker& w, const SizeClass& c, double min_time_s,
                                  uint64_t seed, bool* extended) {
-  kgate::protocol::TimeParams p;
-  p.slots = {"candidate", "baseline"};
-  p.dtype = c.dtype;
-  p.seed = seed;
-  p.min_time_s = min_time_s;
-  p.max_time_s = std::max(2.0, 4 * min_time_s);
+  const kgate::protocol::TimeParams p = pair_params(c, min_time_s, seed);
   kgate::protocol::TimeResult t = time_pair(w, c, p);
   kgate::stats::Comparison cmp = compare(t);
   *extended = cmp.verdict == kgate::gates::SpeedVerdict::kUnknown;
@@ -148,13 +154,7 @@ int main(int argc, char** argv) {
                 {"speedups", speedups}};
       if (scenario == "power") {
         // The true effect: one long interleaved run.
-        kgate::protocol::TimeParams p;
-        p.slots = {"candidate", "baseline"};
-        p.dtype = c.dtype;
-        p.seed = 1;
-        p.min_time_s = 3.0;
-        p.max_time_s = 12.0;
-        auto cmp = compare(time_pair(w, c, p));
+        auto cmp = compare(time_pair(w, c, pair_params(c, 3.0, 1)));
         s["true_slowdown_pct"] = 100.0 * (1.0 / cmp.speedup - 1.0);
         s["true_speedup_ci"] = {cmp.speedup_lo, cmp.speedup_hi};
       }

@@ -101,14 +101,6 @@ std::vector<unsigned char> poison_pattern(DType d) {
   return {};
 }
 
-void fill_poison(ops::HostTensor& t) {
-  auto p = poison_pattern(t.dtype);
-  if (p.empty()) return;
-  for (std::size_t off = 0; off + p.size() <= t.bytes.size(); off += p.size()) {
-    std::memcpy(t.bytes.data() + off, p.data(), p.size());
-  }
-}
-
 namespace {
 
 // One chunk's share of compare_output; merged in chunk order, so the result does not

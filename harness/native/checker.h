@@ -46,7 +46,6 @@ kgate_tensor describe(const ops::HostTensor& t, void* data);
 // The element written into outputs before a run; an element still holding it afterwards
 // was never written. Floats: a quiet NaN with a distinctive payload; integers: a sentinel.
 std::vector<unsigned char> poison_pattern(DType d);
-void fill_poison(ops::HostTensor& t);
 
 // Every element of `got` against `want` (same shape). See docs/runner.md for the rules.
 protocol::OutputError compare_output(const std::string& name, const ops::HostTensor& got,

@@ -791,8 +791,8 @@ struct SuiteRun::Impl {
         log::error(p.item->problem_id + ": " + e.what());
         error_result(p, e.what());
       }
-      if (p.done || !p.eval) p.eval.reset();
-      else kept = &p;
+      if (p.done) p.eval.reset();
+      else if (p.eval) kept = &p;
     }
     // 2. The Amdahl plan over the problems that have a passing baseline.
     std::vector<PlanInput> inputs;

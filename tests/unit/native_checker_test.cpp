@@ -15,6 +15,11 @@ namespace kgate::native {
 namespace {
 namespace fs = std::filesystem;
 
+// Every element of a host tensor set to its dtype's poison, as the checker poisons outputs.
+void fill_poison(ops::HostTensor& t) {
+  HostBackend().fill(t.bytes.data(), poison_pattern(t.dtype), t.bytes.size());
+}
+
 ops::HostTensor vec(DType dt, std::vector<double> v) {
   auto t = ops::HostTensor::make(dt, {static_cast<int64_t>(v.size())});
   for (std::size_t i = 0; i < v.size(); ++i) t.set(static_cast<int64_t>(i), v[i]);

@@ -202,12 +202,6 @@ void CudaBackend::to_device(void* dst, const void* src, std::size_t bytes) {
   KGATE_CU_CHECK(cuStreamSynchronize(stream_));
 }
 
-void CudaBackend::zero(void* dst, std::size_t bytes) {
-  make_current();
-  KGATE_CU_CHECK(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(dst), 0, bytes, stream_));
-  KGATE_CU_CHECK(cuStreamSynchronize(stream_));
-}
-
 void CudaBackend::fill(void* dst, const std::vector<unsigned char>& pattern, std::size_t bytes) {
   check_fill_pattern(pattern);
   const std::size_t size = pattern.size();

@@ -34,7 +34,6 @@ class CudaBackend : public Backend {
   void release(void* p) override;
   void to_device(void* dst, const void* src, std::size_t bytes) override;
   void to_host(void* dst, const void* src, std::size_t bytes) override;
-  void zero(void* dst, std::size_t bytes) override;
   void fill(void* dst, const std::vector<unsigned char>& pattern, std::size_t bytes) override;
   void copy(void* dst, const void* src, std::size_t bytes) override;
   bool equal(const void* a, const void* b, std::size_t bytes) override;
