@@ -85,14 +85,13 @@ void print_timing(const gates::Timing& t) {
 
 bool is_kernelbench(const std::string& problem) { return fs::path(problem).extension() == ".py"; }
 
-// An NVIDIA GPU is present when the driver lists one (kgate itself never touches CUDA).
+}  // namespace
+
 bool have_nvidia_gpu() {
   std::error_code ec;
   fs::directory_iterator it("/proc/driver/nvidia/gpus", ec);
   return !ec && it != fs::directory_iterator();
 }
-
-}  // namespace
 
 ExitCode cmd_bench(const BenchOptions& o) {
   std::error_code ec;

@@ -53,12 +53,16 @@ class GatesEvaluator : public search::CandidateEvaluator {
     return eval_.remeasure(candidate, defines, baseline);
   }
   std::string device_name() const override { return eval_.device().name; }
+  nlohmann::json inventory(const std::string& dir) override { return eval_.inventory(dir); }
   void promote_last_candidate() override { eval_.promote_last_candidate(); }
   std::map<std::string, gates::Timing> reference_timings(const std::string& candidate,
                                                          const search::Point& defines) override {
     std::map<std::string, gates::Timing> out;
     if (!eval_.kernelbench()) return out;
-    for (const char* mode : {"eager", "compile"}) {
+    std::vector<std::string> modes = {"eager", "compile"};
+    // Dispatch-aware results are also set beside Inductor's own extra search.
+    if (eval_.compiled()) modes.push_back("compile-max-autotune");
+    for (const auto& mode : modes) {
       try {
         out[mode] = eval_.remeasure_reference(candidate, defines, mode);
       } catch (const Error& e) {

@@ -71,7 +71,12 @@ void print_plan(const config::Plan& plan) {
     std::printf("  on %s (%s backend): %zu problems\n", gid.c_str(), backend.c_str(), items.size());
     for (const auto* it : items) {
       std::string what;
-      if (it->native) {
+      if (it->native && it->native->kind == "kernelbench") {
+        what = shown(it->source) + (it->native->kernelbench_mode == "compiled"
+                                        ? "  starts from torch.compile's model (" + it->native->kernelbench_baseline +
+                                              "), its Triton kernels searched"
+                                        : it->starter.empty() ? "" : "  starter " + shown(it->starter));
+      } else if (it->native) {
         const auto& p = *it->native;
         const ops::Dims& shape =
             it->backend == "host" && !p.host_bench.empty() ? p.host_bench : p.bench;

@@ -53,6 +53,19 @@ struct BenchOptions {
 };
 ExitCode cmd_bench(const BenchOptions& o);
 
+struct ProfileOptions {
+  std::string problem;        // KernelBench .py
+  std::string baseline = "compile";  // compile | compile-max-autotune
+  std::string device;         // cpu | cuda | "" = cuda when a GPU is present
+  std::string json_out;       // versioned inventory JSON
+  std::string kernels_dir;    // write one editable file per Triton kernel here
+  double timeout_s = 600;
+};
+ExitCode cmd_profile(const ProfileOptions& o);
+
+// An NVIDIA GPU is present when the driver lists one (kgate itself never touches CUDA).
+bool have_nvidia_gpu();
+
 struct ReportOptions {
   std::string from;
   std::string db;

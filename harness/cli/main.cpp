@@ -99,6 +99,19 @@ int main(int argc, char** argv) {
   c_merge->add_option("dirs", merge.dirs, "Shard output directories")->required();
   c_merge->add_option("--out", merge.out, "Output directory")->capture_default_str();
 
+  ProfileOptions profile;
+  auto* c_profile = app.add_subcommand(
+      "profile", "Take a KernelBench problem's torch.compile model apart: Triton kernels, extern calls, time shares");
+  c_profile->add_option("problem", profile.problem, "KernelBench problem (.py)")->required();
+  c_profile->add_option("--baseline", profile.baseline, "compile or compile-max-autotune")
+      ->capture_default_str()->check(CLI::IsMember({"compile", "compile-max-autotune"}));
+  c_profile->add_option("--device", profile.device, "cpu or cuda (default: cuda when a GPU is present)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  c_profile->add_option("--json", profile.json_out, "Write the versioned inventory JSON here");
+  c_profile->add_option("--kernels-dir", profile.kernels_dir, "Write one editable file per Triton kernel here");
+  c_profile->add_option("--timeout", profile.timeout_s, "Deadline for the compile and profile, seconds")
+      ->capture_default_str();
+
   ValidateOptions validate;
   auto* c_validate = app.add_subcommand("validate", "Check config, level, suite and problem files");
   c_validate->add_option("paths", validate.paths,
@@ -129,6 +142,7 @@ int main(int argc, char** argv) {
     else if (*c_report) rc = cmd_report(report);
     else if (*c_merge) rc = cmd_merge(merge);
     else if (*c_validate) rc = cmd_validate(validate);
+    else if (*c_profile) rc = cmd_profile(profile);
     else if (*c_doctor) rc = cmd_doctor(doctor);
     return kgate::to_int(rc);
   } catch (const kgate::Error& e) {

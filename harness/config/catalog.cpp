@@ -439,6 +439,11 @@ Plan plan_suite(const Catalog& cat, const Suite& suite) {
               "suite '" + suite.id + "' names level '" + lid + "', which is not defined");
       continue;
     }
+    if (!l->unavailable.empty()) {
+      d.error(suite.loc, "suite '" + suite.id + "' names level '" + lid + "', which cannot be used here: " +
+                             l->unavailable + " (" + l->loc.str() + ")");
+      continue;
+    }
     for (const auto& p : selected_problems(cat, *l)) add(p);
   }
   for (const auto& pid : suite.problems) {
@@ -482,12 +487,21 @@ Plan plan_suite(const Catalog& cat, const Suite& suite) {
         item.native = kernelbench_problem(p.id, p.source, lv->baseline);
         std::error_code ec;
         fs::path start = lv->solutions.empty() ? fs::path() : fs::path(lv->solutions) / (p.name + ".py");
-        if (!start.empty() && fs::is_regular_file(start, ec))
-          item.starter = start.string();
-        else
-          item.skip_reason = lv->solutions.empty()
-                                 ? "no starting candidate: the level has no 'solutions' directory"
-                                 : "no starting candidate " + start.string();
+        const bool has_solution = !start.empty() && fs::is_regular_file(start, ec);
+        if (lv->starter == "compiled" || (lv->starter == "auto" && !has_solution)) {
+          // Dispatch-aware: the search starts from torch.compile's own model, which every
+          // problem has; its Triton kernels are the candidates.
+          item.native->kernelbench_mode = "compiled";
+          if (item.native->kernelbench_baseline == "eager") item.native->kernelbench_baseline = "compile";
+          item.starter = item.native->path;
+        } else {
+          if (has_solution)
+            item.starter = start.string();
+          else
+            item.skip_reason = lv->solutions.empty()
+                                   ? "no starting candidate: the level has no 'solutions' directory"
+                                   : "no starting candidate " + start.string();
+        }
       }
       plan.items.push_back(std::move(item));
     }

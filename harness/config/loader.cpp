@@ -156,6 +156,35 @@ std::string resolve_near(const std::string& file, const std::string& rel) {
   return p.lexically_normal().string();
 }
 
+// `${NAME}` in a path is the environment variable NAME (a KernelBench checkout lives
+// wherever the runner keeps it: `root: ${KERNELBENCH}/KernelBench/level1`).
+// With `unset`, a variable that is not set is reported there (and "" returned) instead of
+// being an error: a level whose checkout is elsewhere is unavailable, not invalid.
+std::string expand_env(YamlMap& m, std::string_view key, const std::string& text, std::string* unset = nullptr) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    if (text.compare(i, 2, "${") != 0) {
+      out += text[i++];
+      continue;
+    }
+    std::size_t end = text.find('}', i + 2);
+    if (end == std::string::npos) {
+      m.error(key, "unterminated '${' in '" + text + "'");
+      return text;
+    }
+    std::string name = text.substr(i + 2, end - i - 2);
+    const char* v = name.empty() ? nullptr : std::getenv(name.c_str());
+    if (!v || !*v) {
+      if (unset) *unset = name;
+      else m.error(key, "'" + text + "' uses ${" + name + "}, which is not set in the environment");
+      return "";
+    }
+    out += v;
+    i = end + 1;
+  }
+  return out;
+}
+
 std::string absolute_of(const std::string& p) {
   std::error_code ec;
   fs::path a = fs::absolute(p, ec);
@@ -250,7 +279,8 @@ GpuTarget parse_gpu(const YAML::Node& root, const std::string& path, Diagnostics
 // ---- levels ------------------------------------------------------------------------
 
 const std::vector<std::string> kLevelKeys = {"version", "id",       "title", "kind",    "root",
-                                             "select",  "problems", "glob",  "baseline", "solutions"};
+                                             "select",  "problems", "glob",  "baseline", "solutions",
+                                             "starter"};
 
 LevelConfig parse_level(const YAML::Node& root, const std::string& path, Diagnostics& diags,
                         LevelRefs* refs) {
@@ -267,10 +297,17 @@ LevelConfig parse_level(const YAML::Node& root, const std::string& path, Diagnos
   read_choice(m, "kind", &l.kind, {"native", "kernelbench"}, true);
   if (m.read("root", &l.root, true)) {
     r.root = m.loc("root");
-    l.root = resolve_near(path, l.root);
-    std::error_code ec;
-    if (!fs::is_directory(l.root, ec))
-      m.error("root", "level root '" + l.root + "' is not a directory");
+    std::string unset;
+    std::string expanded = expand_env(m, "root", l.root, &unset);
+    if (!unset.empty()) {
+      l.unavailable = "its root '" + l.root + "' uses ${" + unset + "}, which is not set in the environment";
+      l.root.clear();
+    } else {
+      l.root = resolve_near(path, expanded);
+      std::error_code ec;
+      if (!fs::is_directory(l.root, ec))
+        m.error("root", "level root '" + l.root + "' is not a directory");
+    }
   }
 
   bool has_list = m.read("problems", &l.problems, false, &r.problems);
@@ -304,12 +341,19 @@ LevelConfig parse_level(const YAML::Node& root, const std::string& path, Diagnos
     if (l.kind != "kernelbench") {
       m.error("solutions", "'solutions' is only used by kernelbench levels (starting candidates)");
     } else {
-      l.solutions = resolve_near(path, l.solutions);
+      l.solutions = resolve_near(path, expand_env(m, "solutions", l.solutions));
       std::error_code ec;
       if (!fs::is_directory(l.solutions, ec))
         m.error("solutions", "solutions directory '" + l.solutions + "' is not a directory");
     }
   }
+  if (read_choice(m, "starter", &l.starter, {"auto", "compiled", "solutions"})) {
+    if (l.kind != "kernelbench")
+      m.error("starter", "'starter' is only used by kernelbench levels");
+    else if (l.starter == "solutions" && !m.has("solutions"))
+      m.error("starter", "'starter: solutions' needs a 'solutions' directory");
+  }
+  if (l.kind == "kernelbench" && l.starter.empty()) l.starter = "auto";
   return l;
 }
 

@@ -45,6 +45,14 @@ struct LevelConfig {
   std::string glob;                     // select == glob
   std::string baseline = "reference";   // native: reference | starter; kernelbench: eager | compile | compile-max-autotune
   std::string solutions;  // kernelbench: directory of starting candidates (<name>.py, a ModelNew)
+  // kernelbench: where a search starts. "compiled": torch.compile's own model, its Triton
+  // kernels the candidates (dispatch-aware search); "solutions": the level's hand-written
+  // ModelNew starters only (a problem without one is skipped); "auto" (the default): the
+  // problem's solution when the level has one for it, else compiled.
+  std::string starter;
+  // Non-empty: the level cannot be used here (why), e.g. its root names an environment
+  // variable that is not set. Suites that select it fail at plan time with this reason.
+  std::string unavailable;
   SourceLoc loc;
 };
 
@@ -69,6 +77,9 @@ struct NativeProblem {
   std::string kind = "native";
   std::string path;
   std::string kernelbench_baseline = "eager";
+  // "model": candidates are ModelNew files; "compiled": the baseline is torch.compile's model
+  // and a candidate is that model with some of its Inductor Triton kernels replaced.
+  std::string kernelbench_mode = "model";
   double atol = 1e-2;  // kernelbench: correctness tolerance (KernelBench's float32 default)
   double rtol = 1e-2;
 };

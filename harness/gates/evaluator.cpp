@@ -79,6 +79,7 @@ struct Evaluator::Impl {
 
   // KernelBench problems run in the Python worker, native ones in kgate-native.
   bool kernelbench() const { return problem.kind == "kernelbench"; }
+  bool compiled() const { return kernelbench() && problem.kernelbench_mode == "compiled"; }
 
   worker::WorkerSpec spec() const {
     if (kernelbench()) return worker::python_worker_spec();
@@ -108,6 +109,11 @@ struct Evaluator::Impl {
     ps.path = problem.path;
     // On the host a KernelBench problem runs at its `# kgate:small` sizes.
     if (kernelbench() && opt.backend == "host") ps.variant = "small";
+    if (compiled()) {
+      ps.mode = "compiled";
+      ps.compile_mode = problem.kernelbench_baseline == "compile-max-autotune" ? "max-autotune-no-cudagraphs" : "default";
+      if (!opt.workspace.empty()) ps.kernels_dir = (fs::path(opt.workspace) / kKernelsDir).string();
+    }
     r = w.call("load_problem", Json{{"problem", Json(ps)}}, opt.request_timeout_s);
     if (!r.good()) {
       if (r.error && r.error->kind == protocol::ErrorKind::kBadRequest)
@@ -523,6 +529,21 @@ Timing Evaluator::remeasure_reference(const std::string& candidate_path,
 }
 
 bool Evaluator::kernelbench() const { return impl_->kernelbench(); }
+
+bool Evaluator::compiled() const { return impl_->compiled(); }
+
+protocol::Json Evaluator::inventory(const std::string& dir) {
+  Impl& m = *impl_;
+  if (!m.compiled()) throw UsageError("inventory: " + m.problem.id + " is not a compiled-mode KernelBench problem");
+  Json params = {{"profile", true}};
+  if (!dir.empty()) params["dir"] = absolute(dir);
+  // A cold torch.compile of a level-3 network takes minutes: the compile budget applies.
+  worker::Reply r = m.worker->call("inventory", params, m.compile_timeout() + m.opt.request_timeout_s);
+  if (!r.good())
+    throw InfraError("inventory of " + m.problem.id + " (torch.compile's kernels): " + r.describe() +
+                     (r.stderr_tail.empty() ? "" : "\nworker stderr:\n" + r.stderr_tail));
+  return r.result;
+}
 
 Timing Evaluator::remeasure(const std::string& candidate_path,
                             const std::map<std::string, std::string>& defines,

@@ -61,6 +61,12 @@ class Evaluator {
                              const std::map<std::string, std::string>& defines,
                              const std::string& mode);
   bool kernelbench() const;
+  // KernelBench problem in dispatch-aware mode (torch.compile's model is the baseline).
+  bool compiled() const;
+  // Compiled mode: torch.compile's model taken apart by the worker: its Triton kernels (one
+  // editable file each written into `dir`), extern calls and per-kernel device times
+  // (docs/dispatch.md). Infrastructure failures throw.
+  protocol::Json inventory(const std::string& dir);
 
   const protocol::DeviceInfo& device() const;
 

@@ -23,6 +23,11 @@ struct adl_serializer<std::optional<T>> {
 
 namespace kgate::gates {
 
+// Compiled mode (dispatch-aware KernelBench): the workspace folder holding one file per
+// Inductor Triton kernel of torch.compile's model.
+inline constexpr const char* kKernelsDir = "kernels";
+
+
 enum class Gate { kStatic, kCorrectness, kOracle, kPerformance };
 NLOHMANN_JSON_SERIALIZE_ENUM(Gate, {{Gate::kStatic, "static"},
                                     {Gate::kCorrectness, "correctness"},

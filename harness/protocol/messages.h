@@ -72,9 +72,14 @@ struct ProblemSpec {
   std::string reference_source;  // "" = the op's built-in float64 reference
   std::string path;              // kernelbench: the problem .py file
   std::string variant;           // kernelbench: "" (as written) | "small" (its `# kgate:small` sizes)
+  // kernelbench: "model" (ModelNew candidates) | "compiled" (torch.compile's model with some
+  // Inductor Triton kernels replaced by the kernel files in `kernels_dir`)
+  std::string mode = "model";
+  std::string kernels_dir;                  // compiled: the workspace's kernel files
+  std::string compile_mode = "default";     // compiled: "default" | "max-autotune-no-cudagraphs"
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemSpec, id, kind, op, reference_source, path,
-                                                variant)
+                                                variant, mode, kernels_dir, compile_mode)
 
 struct TensorInfo {
   std::string name;

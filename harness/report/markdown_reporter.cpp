@@ -43,7 +43,56 @@ std::string problem_row(const ProblemRow& row) {
          fmt::pct(r.pct_roofline) + " |\n";
 }
 
+// KernelOPT's table: per level, the dispatch-aware problems, how many improved, the
+// fallbacks by kind, and the geomeans against both torch.compile modes and eager.
+std::string dispatch_row(const LevelSummary& l, const std::string& name) {
+  auto kind = [&](const char* k) {
+    auto it = l.fallback_kinds.find(k);
+    return std::to_string(it == l.fallback_kinds.end() ? 0 : it->second);
+  };
+  return "| " + fmt::md_cell(name) + " | " + std::to_string(l.compiled) + " | " + std::to_string(l.improved) + " | " +
+         kind("no-triton") + " | " + kind("extern-dominated") + " | " + kind("gate-failed") + " | " +
+         kind("not-faster") + " | " + fmt::speedup(l.geomean_vs_compile) + " | " +
+         fmt::speedup(l.geomean_vs_max_autotune) + " | " + fmt::speedup(l.geomean_vs_eager) + " |\n";
+}
+
+std::string dispatch_problem_row(const ProblemRow& row) {
+  const ProblemResult& r = *row.record;
+  return "| " + fmt::md_cell(r.level + "/" + r.problem) + " | " + fmt::md_cell(to_string(r.outcome)) + " | " +
+         fmt::fraction_pct(r.triton_share) + " | " + std::to_string(r.triton_kernels) + " | " + std::to_string(r.extern_calls) +
+         " | " + std::to_string(r.kernels_searched) + " | " + std::to_string(r.kernels_kept) + " | " +
+         fmt::speedup(row.speedup_vs_compile) + " | " + fmt::md_cell(r.outcome == Outcome::kFallback ? r.reason : "") +
+         " |\n";
+}
+
 }  // namespace
+
+std::string markdown_dispatch_tables(const Summary& s, size_t max_bytes) {
+  bool any = false;
+  for (const auto& l : s.levels) any = any || l.compiled > 0;
+  if (!any) return "";
+  std::string t =
+      "## Dispatch-aware search (torch.compile's Triton kernels)\n\n"
+      "| Level | Problems | Improved | Fallback: no Triton | extern-dominated | gate failed | not faster | "
+      "Geomean vs torch.compile | vs max-autotune | vs eager |\n"
+      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+  for (const auto& l : s.levels)
+    if (l.compiled > 0) t += dispatch_row(l, l.level);
+  if (s.levels.size() > 1) t += dispatch_row(s.overall, "**all**");
+  t += "\nA fallback's result is torch.compile's own model (speedup 1 against it).\n\n"
+       "| Problem | Outcome | Triton share | Triton kernels | Extern calls | Searched | Kept | vs torch.compile | "
+       "Fallback reason |\n|---|---|--:|--:|--:|--:|--:|--:|---|\n";
+  for (const auto& row : s.rows) {
+    if (row.record->mode != "compiled") continue;
+    std::string line = dispatch_problem_row(row);
+    if (t.size() + line.size() > max_bytes) {
+      t += "| ... | | | | | | | | more rows in report.json |\n";
+      break;
+    }
+    t += line;
+  }
+  return t + "\n";
+}
 
 std::string markdown_level_table(const Summary& s) {
   std::string t =
@@ -68,6 +117,7 @@ std::string markdown_report(const Summary& s, size_t max_bytes) {
   t += "## Levels\n\n" + markdown_level_table(s) + "\n";
   t += "Geomeans are over correct results; fast_p = share of all problems that are correct "
        "with speedup > p.\n\n";
+  t += markdown_dispatch_tables(s, max_bytes / 4);
 
   auto worst = s.worst(s.rows.size());
   if (!worst.empty()) {

@@ -16,4 +16,9 @@ std::string markdown_report(const Summary& s, size_t max_bytes = kMarkdownMaxByt
 // The level table alone (also used by the weekly report).
 std::string markdown_level_table(const Summary& s);
 
+// Dispatch-aware (compiled-mode) problems: the per-level table of outcomes, fallbacks by
+// kind and geomeans vs torch.compile / max-autotune / eager, then one row per problem
+// (Triton share, kernels searched and kept). "" when the run has none.
+std::string markdown_dispatch_tables(const Summary& s, size_t max_bytes);
+
 }  // namespace kgate::report

@@ -48,6 +48,7 @@ struct ProblemResult {
   double speedup_hi = 1;
   double eager_us = 0;             // 0 when not measured
   double compile_us = 0;
+  double compile_max_autotune_us = 0;  // torch.compile(mode="max-autotune-no-cudagraphs")
   double pct_roofline = 0;
   Outcome outcome = Outcome::kSkipped;
   std::string reason;              // for fallback / error / regressed / skipped
@@ -61,12 +62,26 @@ struct ProblemResult {
   double wall_s = 0;
   uint64_t seed = 0;
   Environment env;
+  // KernelBench in dispatch-aware mode ("compiled": torch.compile's model is the baseline,
+  // its Triton kernels the candidates); "" otherwise.
+  std::string mode;
+  // compiled mode, outcome fallback: "no-triton" | "extern-dominated" | "gate-failed" |
+  // "not-faster" (the reason says more)
+  std::string fallback_kind;
+  double triton_share = 0;   // compiled: fraction of the compiled model's GPU time in Triton kernels
+  int triton_kernels = 0;    // compiled: Triton kernels in the compiled model
+  int extern_calls = 0;      // compiled: cuBLAS/cuDNN/ATen calls left alone
+  int kernels_searched = 0;
+  int kernels_kept = 0;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemResult, version, run_id, suite, level,
                                                 problem, baseline_kind, baseline_us, best_us,
                                                 speedup, speedup_lo, speedup_hi, eager_us,
                                                 compile_us, pct_roofline, outcome, reason,
                                                 experiments, kept, best_commit, baseline_commit,
-                                                best_candidate, best_hash, gates, wall_s, seed, env)
+                                                best_candidate, best_hash, gates, wall_s, seed, env,
+                                                compile_max_autotune_us, mode, fallback_kind,
+                                                triton_share, triton_kernels, extern_calls,
+                                                kernels_searched, kernels_kept)
 
 }  // namespace kgate::report

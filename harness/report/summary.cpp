@@ -108,7 +108,7 @@ namespace {
 
 struct Accumulator {
   LevelSummary s;
-  std::vector<double> speedups, vs_eager, vs_compile;
+  std::vector<double> speedups, vs_eager, vs_compile, vs_max_autotune;
 
   void add(const ProblemRow& row) {
     const ProblemResult& r = *row.record;
@@ -122,6 +122,10 @@ struct Accumulator {
       case Outcome::kSkipped: ++s.skipped; break;
     }
     s.wall_s += r.wall_s;
+    if (r.mode == "compiled") {
+      ++s.compiled;
+      if (r.outcome == Outcome::kFallback && !r.fallback_kind.empty()) ++s.fallback_kinds[r.fallback_kind];
+    }
     if (row.failure == FailureKind::kError) ++s.error_count;
     if (row.failure == FailureKind::kCorrectnessRegression ||
         row.failure == FailureKind::kPerformanceRegression ||
@@ -132,6 +136,7 @@ struct Accumulator {
     if (r.speedup > 0) speedups.push_back(r.speedup);
     if (row.speedup_vs_eager) vs_eager.push_back(*row.speedup_vs_eager);
     if (row.speedup_vs_compile) vs_compile.push_back(*row.speedup_vs_compile);
+    if (row.speedup_vs_max_autotune) vs_max_autotune.push_back(*row.speedup_vs_max_autotune);
     for (int i = 0; i < kFastPCount; ++i)
       if (r.speedup > kFastP[i]) ++s.fast_p_count[i];
   }
@@ -140,6 +145,7 @@ struct Accumulator {
     s.geomean_speedup = geomean(speedups);
     s.geomean_vs_eager = geomean(vs_eager);
     s.geomean_vs_compile = geomean(vs_compile);
+    s.geomean_vs_max_autotune = geomean(vs_max_autotune);
     for (int i = 0; i < kFastPCount; ++i)
       s.fast_p[i] = s.problems ? static_cast<double>(s.fast_p_count[i]) / s.problems : 0.0;
     return s;
@@ -168,6 +174,8 @@ Summary summarize(const RunRecords& run) {
     row.correct = is_correct(r);
     if (r.best_us > 0 && r.eager_us > 0) row.speedup_vs_eager = r.eager_us / r.best_us;
     if (r.best_us > 0 && r.compile_us > 0) row.speedup_vs_compile = r.compile_us / r.best_us;
+    if (r.best_us > 0 && r.compile_max_autotune_us > 0)
+      row.speedup_vs_max_autotune = r.compile_max_autotune_us / r.best_us;
     row.message = failure_message(r, row.failure);
     sum.rows.push_back(std::move(row));
   }

@@ -3,6 +3,7 @@
 // format). summarize() turns the records of a run into per-level and overall counts,
 // geomeans and fast_p, plus a per-problem row with its failure classification; every
 // reporter (JUnit, Markdown, JSON, HTML, weekly) formats a Summary and computes nothing.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,7 @@ struct ProblemRow {
   bool correct = false;
   std::optional<double> speedup_vs_eager;    // eager_us / best_us, when both measured
   std::optional<double> speedup_vs_compile;  // compile_us / best_us
+  std::optional<double> speedup_vs_max_autotune;  // compile_max_autotune_us / best_us
   std::string message;  // one line: why it failed / was skipped ("" when passed)
 };
 
@@ -59,6 +61,11 @@ struct LevelSummary {
   std::optional<double> geomean_speedup;             // vs each record's own baseline
   std::optional<double> geomean_vs_eager;
   std::optional<double> geomean_vs_compile;
+  std::optional<double> geomean_vs_max_autotune;     // torch.compile max-autotune-no-cudagraphs
+  // Dispatch-aware (compiled-mode) problems: how many, and their fallbacks by kind
+  // ("no-triton", "extern-dominated", "gate-failed", "not-faster").
+  int compiled = 0;
+  std::map<std::string, int> fallback_kinds;
   double fast_p[kFastPCount] = {0, 0, 0, 0};         // fractions in [0, 1]
   int fast_p_count[kFastPCount] = {0, 0, 0, 0};
   double wall_s = 0;

@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "gates/verdict.h"
 #include "search/tune_space.h"
 
@@ -25,6 +27,9 @@ class CandidateEvaluator {
   virtual void promote_last_candidate() {}
   // KernelBench problems: the candidate re-measured against the reference model, by mode
   // ("eager", "compile"); empty for native problems.
+  // Compiled-mode KernelBench problems: torch.compile's model taken apart (Triton kernels
+  // written as files into `dir`, extern calls, per-kernel times); null otherwise.
+  virtual nlohmann::json inventory(const std::string& /*dir*/) { return nullptr; }
   virtual std::map<std::string, gates::Timing> reference_timings(const std::string& /*candidate*/,
                                                                  const Point& /*defines*/) {
     return {};

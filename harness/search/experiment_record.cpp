@@ -67,6 +67,7 @@ std::string commit_message(const ExperimentRecord& r, const std::string& run_id)
       {"Kgate-Baseline-Us", r.compared_us > 0 ? num(r.compared_us, "%.3f") : "n/a"},
       {"Kgate-Candidate-Us", r.latency_us > 0 ? num(r.latency_us, "%.3f") : "n/a"},
   };
+  if (!r.kernel.empty()) t.push_back({"Kgate-Kernel", r.kernel});
   if (!r.point.empty()) t.push_back({"Kgate-Point", format_point(r.point)});
   msg += format_trailers(t);
   return msg;

@@ -50,13 +50,14 @@ struct ExperimentRecord {
   double wall_s = 0;
   std::vector<std::string> violations;
   std::vector<gates::GateResult> gates;  // failing rows only
+  std::string kernel;            // compiled mode: the Inductor Triton kernel this experiment edits
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExperimentRecord, problem, n, commit, verdict,
                                                 passed, failed_gate, failed_case, reason,
                                                 latency_us, compared_us, speedup, speedup_lo,
                                                 speedup_hi, speedup_vs_starter, pct_roofline,
                                                 roofline_floor_us, description, point,
-                                                best_commit, wall_s, violations, gates)
+                                                best_commit, wall_s, violations, gates, kernel)
 
 std::string to_string(ExperimentVerdict v);
 

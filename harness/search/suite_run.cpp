@@ -40,7 +40,9 @@ namespace {
 
 constexpr const char* kProblemFile = "problem.yaml";
 // Written by the harness for external agents; ignored by git, still guarded.
-constexpr const char* kGitignore = "task.md\nhistory.tsv\nfeedback.json\n";
+constexpr const char* kGitignore = "task.md\nhistory.tsv\nfeedback.json\n__pycache__/\n";
+// Compiled mode: the worker's inventory of torch.compile's model, committed with the baseline.
+constexpr const char* kInventoryFile = "inventory.json";
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -120,6 +122,26 @@ struct Problem {
   double budget_s = 0;
   bool infra_error = false;
   std::string degenerate;  // KernelBench: why the problem cannot tell wrong from right
+  // Compiled mode (dispatch-aware KernelBench): torch.compile's model is the starter, each
+  // Inductor Triton kernel a file under kernels/, searched one kernel at a time.
+  bool compiled = false;
+  json inventory;                        // the worker's inventory (inventory.json)
+  std::vector<std::string> kernel_order; // kernels worth searching, attainable gain first
+  std::string kernel;                    // the kernel now searched ("" = none)
+  std::string fallback_kind;             // set at the baseline when nothing is worth searching
+  std::string fallback_reason;
+  int kernels_searched = 0;
+
+  // Reverts of `k` since its last keep (compiled mode's move-on rule is per kernel).
+  int kernel_reverts(const std::string& k) const {
+    int n = 0;
+    for (auto it = records.rbegin(); it != records.rend(); ++it) {
+      if (it->kernel != k) continue;
+      if (it->verdict == ExperimentVerdict::kKeep || it->verdict == ExperimentVerdict::kBaseline) break;
+      ++n;
+    }
+    return n;
+  }
 
   const ExperimentRecord* baseline() const {
     return !records.empty() && records.front().verdict == ExperimentVerdict::kBaseline
@@ -261,6 +283,13 @@ struct SuiteRun::Impl {
       fs::path state = fs::absolute(fs::path(opt.out) / "state" / it.problem_id);
       p.starter_copy = (state / "starter" / p.candidate_rel).string();
       p.best_copy = (state / "best" / p.candidate_rel).string();
+      p.compiled = it.problem.kind == "kernelbench" && it.problem.kernelbench_mode == "compiled";
+      if (p.compiled) {
+        // Until the inventory names the kernels, the problem file stands for the model.
+        p.candidate_rel = kProblemFile;
+        p.starter_copy = (state / "starter" / "problem.py").string();
+        p.best_copy = (state / "best" / "problem.py").string();
+      }
       problems.push_back(std::move(p));
     }
   }
@@ -330,6 +359,86 @@ struct SuiteRun::Impl {
     }
   }
 
+  // ---- compiled mode ------------------------------------------------------------------------
+  // The kernel file `k` becomes the candidate: its starter copy is the file as the inventory
+  // wrote it (the baseline commit's), its best copy the workspace's (the branch is at the best).
+  void select_kernel(Problem& p, const std::string& k) {
+    p.kernel = k;
+    p.candidate_rel = (fs::path(gates::kKernelsDir) / (k + ".py")).generic_string();
+    fs::path state = fs::absolute(fs::path(opt.out) / "state" / p.item->problem_id);
+    p.starter_copy = (state / "starter" / p.candidate_rel).string();
+    p.best_copy = (state / "best" / p.candidate_rel).string();
+    const ExperimentRecord* base = p.baseline();
+    write_plain(p.starter_copy, base && !base->commit.empty() ? p.repo->file_at(base->commit, p.candidate_rel)
+                                                              : read_text((fs::path(p.ws) / p.candidate_rel).string()));
+    write_plain(p.best_copy, read_text((fs::path(p.ws) / p.candidate_rel).string()));
+  }
+
+  // Which kernels are searched, in order, and whether the problem is a fallback before any
+  // search: no Triton kernels at all, or kernels whose Amdahl bound (the whole model's gain
+  // if the kernel ran at copy bandwidth) cannot clear the keep threshold.
+  void plan_kernels(Problem& p) {
+    const json& inv = p.inventory;
+    p.kernel_order.clear();
+    p.fallback_kind.clear();
+    p.fallback_reason.clear();
+    struct K { std::string name; double bound; int order; };
+    std::vector<K> ks;
+    int order = 0;
+    bool profiled = false;
+    for (const auto& k : inv.value("kernels", json::array())) {
+      double bound = k.value("amdahl_bound", 0.0);
+      if (k.value("device_us", 0.0) > 0) profiled = true;
+      ks.push_back({k.value("name", ""), bound, order++});
+    }
+    const double threshold = opt.suite.gates.keep_threshold;
+    if (ks.empty()) {
+      p.fallback_kind = "no-triton";
+      std::string why = inv.value("no_triton_reason", std::string());
+      p.fallback_reason = why.empty() ? "torch.compile generated no Triton kernels" : why;
+      return;
+    }
+    std::stable_sort(ks.begin(), ks.end(), [](const K& a, const K& b) { return a.bound > b.bound; });
+    for (const auto& k : ks)
+      if (!profiled || k.bound <= 0 || k.bound >= threshold) p.kernel_order.push_back(k.name);
+    if (p.kernel_order.empty()) {
+      p.fallback_kind = "extern-dominated";
+      p.fallback_reason = "extern-dominated: Triton kernels are " + fmt(inv.value("triton_share", 0.0) * 100, "%.1f") +
+                          "% of the compiled model's GPU time; even at copy bandwidth they would gain at most " +
+                          fmt(ks.front().bound, "%.3f") + "x (keep threshold " + fmt(threshold, "%.2f") + "x)";
+    }
+  }
+
+  // The model as one string for the baseline's description and logs.
+  static std::string describe_inventory(const json& inv) {
+    const size_t nk = inv.value("kernels", json::array()).size();
+    const size_t ne = inv.value("externs", json::array()).size();
+    std::string s = "torch.compile's model: " + std::to_string(nk) + " Triton kernel" + (nk == 1 ? "" : "s") + ", " +
+                    std::to_string(ne) + " extern call" + (ne == 1 ? "" : "s");
+    if (inv.value("model_device_us", 0.0) > 0)
+      s += ", Triton " + fmt(inv.value("triton_share", 0.0) * 100, "%.1f") + "% of " +
+           fmt(inv.value("model_device_us", 0.0), "%.1f") + " us GPU time";
+    return s;
+  }
+
+  // Resume: the inventory committed with the baseline, and the kernel plan it gives.
+  void load_inventory(Problem& p) {
+    std::string path = (fs::path(p.ws) / kInventoryFile).string();
+    try {
+      p.inventory = json::parse(read_text(path));
+    } catch (const json::exception& e) {
+      throw InfraError(path + ": unreadable inventory: " + e.what());
+    }
+    plan_kernels(p);
+  }
+
+  // The candidate path the worker gets: a kernel file, or the problem file itself (the
+  // compiled model with the kernel files in the workspace, none of its own).
+  std::string candidate_path(const Problem& p) const {
+    if (p.compiled && p.kernel.empty()) return p.item->problem.path;
+    return (fs::path(p.ws) / p.candidate_rel).string();
+  }
+
   // ---- evaluation helpers -----------------------------------------------------------------
   // The defines a file is compiled with: none when the point is already written into it
   // (the tuner writes every value with apply_point). Then a kept candidate and the next
@@ -396,7 +505,7 @@ struct SuiteRun::Impl {
   // search has a measured starting point from this run on this machine.
   void run_baseline(Problem& p) {
     fs::path ws(p.ws);
-    write_plain((ws / p.candidate_rel).string(), read_text(p.item->starter));
+    if (!p.compiled) write_plain((ws / p.candidate_rel).string(), read_text(p.item->starter));
     if (!p.item->problem_file.empty())
       write_plain((ws / kProblemFile).string(), read_text(p.item->problem_file));
     write_plain((ws / ".gitignore").string(), kGitignore);
@@ -410,8 +519,28 @@ struct SuiteRun::Impl {
     r.n = 0;
     r.verdict = ExperimentVerdict::kBaseline;
     r.description = "baseline: starter " + p.candidate_rel;
-    gates::CandidateVerdict v =
-        evaluator(p).evaluate((ws / p.candidate_rel).string(), {}, p.starter_copy);
+    std::string baseline_path = p.starter_copy;
+    if (p.compiled) {
+      // torch.compile's model taken apart: one file per Triton kernel under kernels/.
+      fs::path kdir = ws / gates::kKernelsDir;
+      std::error_code ec;
+      fs::remove_all(kdir, ec);
+      fs::create_directories(kdir);
+      p.inventory = evaluator(p).inventory(kdir.string());
+      write_plain((ws / kInventoryFile).string(), p.inventory.dump(2) + "\n");
+      plan_kernels(p);
+      const json ks = p.inventory.value("kernels", json::array());
+      if (!ks.empty()) {
+        p.kernel = ks.front().value("name", "");
+        p.candidate_rel = (fs::path(gates::kKernelsDir) / (p.kernel + ".py")).generic_string();
+      }
+      r.kernel = p.kernel;
+      r.description = "baseline: " + describe_inventory(p.inventory);
+      baseline_path.clear();  // the compiled model itself
+      log::info(p.item->problem_id + ": " + describe_inventory(p.inventory) +
+                (p.fallback_kind.empty() ? "" : "; fallback: " + p.fallback_reason));
+    }
+    gates::CandidateVerdict v = evaluator(p).evaluate(candidate_path(p), {}, baseline_path);
     if (interrupted(opt.interrupted)) return;
     if (device_name.empty()) device_name = evaluator(p).device_name();
     if (v.passed) evaluator(p).promote_last_candidate();  // the starter is the first best
@@ -439,7 +568,8 @@ struct SuiteRun::Impl {
     p.records.push_back(r);
     all_records.push_back(r);
     p.repo->tag(best_tag(p), r.commit);
-    write_plain(p.best_copy, read_text((ws / p.candidate_rel).string()));
+    if (p.compiled && !p.kernel.empty()) select_kernel(p, p.kernel);
+    else write_plain(p.best_copy, read_text((ws / p.candidate_rel).string()));
     rewrite_tsv();
     if (r.passed)
       log::info(p.item->problem_id + ": baseline " + fmt(r.latency_us, "%.2f") + " us" +
@@ -491,12 +621,13 @@ struct SuiteRun::Impl {
     return opt.max_experiments ? *opt.max_experiments : opt.suite.budget.max_experiments;
   }
 
-  // Why the search of `p` should move on now ("" = keep going).
+  // Why the search of `p` should move on now ("" = keep going). In compiled mode the
+  // consecutive-revert rule is per kernel (search_compiled applies it).
   std::string stop_reason(const Problem& p) const {
     const auto& b = opt.suite.budget;
     if (p.experiments() >= max_experiments())
       return "experiment budget spent (" + std::to_string(max_experiments()) + ")";
-    if (p.consecutive_reverts() >= b.max_consecutive_reverts)
+    if (!p.compiled && p.consecutive_reverts() >= b.max_consecutive_reverts)
       return std::to_string(p.consecutive_reverts()) + " consecutive reverts";
     const ExperimentRecord& best = p.best();
     if (b.roofline_stop > 0 && best.pct_roofline >= b.roofline_stop)
@@ -530,7 +661,8 @@ struct SuiteRun::Impl {
     ExperimentRecord r;
     r.problem = p.item->problem_id;
     r.n = n;
-    r.description = prop.description;
+    r.kernel = p.kernel;
+    r.description = p.kernel.empty() ? prop.description : p.kernel + ": " + prop.description;
     r.point = prop.defines;
     std::string cand = (fs::path(p.ws) / p.candidate_rel).string();
     if (!violations.empty()) {
@@ -581,7 +713,71 @@ struct SuiteRun::Impl {
     return true;
   }
 
+  // Compiled mode: the kernels in order of attainable gain, each with its own agent and
+  // move-on rules, inside the problem's budgets. A kept kernel stays in the workspace, so
+  // later kernels are measured on top of it: the best is the set of kept kernels.
+  void search_compiled(Problem& p) {
+    const std::string id = p.item->problem_id;
+    if (!p.fallback_kind.empty()) {
+      stop_reasons[id] = p.fallback_reason;
+      return;
+    }
+    // Resume: go on with the kernel of the last journaled experiment.
+    size_t start = 0;
+    for (const auto& r : p.records)
+      for (size_t i = 0; i < p.kernel_order.size(); ++i)
+        if (r.n > 0 && r.kernel == p.kernel_order[i]) start = i;
+    log::Progress progress(id, max_experiments());
+    for (int i = 0; i < p.experiments(); ++i) progress.step("(journaled)");
+    std::string why;
+    p.kernels_searched = 0;
+    for (size_t i = 0; i < p.kernel_order.size() && why.empty(); ++i) {
+      const std::string& k = p.kernel_order[i];
+      bool touched = std::any_of(p.records.begin(), p.records.end(),
+                                 [&](const ExperimentRecord& r) { return r.n > 0 && r.kernel == k; });
+      if (i < start) {
+        p.kernels_searched += touched ? 1 : 0;
+        continue;
+      }
+      select_kernel(p, k);
+      const std::string text = read_text(p.best_copy);
+      if (opt.suite.agent.kind == "tuner" && parse_tune_space(text, p.candidate_rel).empty()) {
+        log::warn(id + ": " + k + " declares no launch-config tunables; not searched");
+        continue;
+      }
+      p.agent = make_agent(opt.suite.agent, read_text(p.starter_copy), p.starter_copy, p.seed + i);
+      // The kernel's starting point is its file as written; kept edits of it since replay.
+      p.agent->replay(Point{}, true, p.best().latency_us > 0 ? std::optional<double>(p.best().latency_us) : std::nullopt);
+      for (const auto& r : p.records) {
+        if (r.n == 0 || r.kernel != k) continue;
+        std::optional<double> cost;
+        if (r.passed && r.latency_us > 0) cost = r.latency_us;
+        p.agent->replay(r.point, r.verdict == ExperimentVerdict::kKeep, cost);
+      }
+      ++p.kernels_searched;
+      log::info(id + ": searching " + k);
+      while (true) {
+        if (!(why = stop_reason(p)).empty()) break;
+        if (interrupted(opt.interrupted)) return;
+        if (p.kernel_reverts(k) >= opt.suite.budget.max_consecutive_reverts) {
+          log::info(id + ": " + k + ": moving on after " + std::to_string(p.kernel_reverts(k)) + " consecutive reverts");
+          break;
+        }
+        if (!run_experiment(p, progress)) {
+          if (interrupted(opt.interrupted)) return;
+          log::info(id + ": " + k + ": the agent has nothing left to try");
+          break;
+        }
+      }
+    }
+    progress.finish();
+    if (why.empty()) why = "every kernel worth searching was searched (" + std::to_string(p.kernels_searched) + ")";
+    log::info(id + ": moving on: " + why);
+    stop_reasons[id] = why;
+  }
+
   void search(Problem& p) {
+    if (p.compiled) return search_compiled(p);
     const ExperimentRecord& base = *p.baseline();
     if (opt.suite.agent.kind == "tuner" && parse_tune_space(read_text(p.starter_copy), p.item->starter).empty() &&
         p.item->problem.kind == "kernelbench") {
@@ -654,11 +850,15 @@ struct SuiteRun::Impl {
       res.outcome = any_passed ? report::Outcome::kMatched : report::Outcome::kFallback;
       res.reason = any_passed ? "no candidate was faster than the starter"
                               : "no candidate passed every gate; the starter is kept";
+      if (p.compiled) compiled_fallback(p, res);
       res.baseline_us = res.best_us = base->latency_us;
       res.speedup = res.speedup_lo = res.speedup_hi = 1;
       res.pct_roofline = base->pct_roofline;
     } else {
-      gates::Timing t = evaluator(p).remeasure(p.best_copy, compile_defines(p.best_copy, best.point), p.starter_copy);
+      // Compiled mode: the workspace's kernel set (the branch is at the best) against
+      // torch.compile's own model.
+      gates::Timing t = p.compiled ? evaluator(p).remeasure(p.item->problem.path, {}, "")
+                                   : evaluator(p).remeasure(p.best_copy, compile_defines(p.best_copy, best.point), p.starter_copy);
       res.baseline_us = t.baseline_us;
       res.best_us = t.candidate_us;
       res.speedup = t.speedup;
@@ -678,13 +878,17 @@ struct SuiteRun::Impl {
       // KernelBench: the final best against the reference model, interleaved; the ratio is
       // kept by expressing the reference in the best's measured time. (A problem that
       // moved on without a search has no evaluator since the baseline phase: start one.)
-      for (const auto& [mode, t] : evaluator(p).reference_timings(p.best_copy, compile_defines(p.best_copy, best.point))) {
+      auto timings = p.compiled ? evaluator(p).reference_timings(p.item->problem.path, {})
+                                : evaluator(p).reference_timings(p.best_copy, compile_defines(p.best_copy, best.point));
+      for (const auto& [mode, t] : timings) {
         if (t.candidate_us <= 0) continue;
         double ref_us = res.best_us * t.speedup;
         if (mode == "eager") res.eager_us = ref_us;
         if (mode == "compile") res.compile_us = ref_us;
+        if (mode == "compile-max-autotune") res.compile_max_autotune_us = ref_us;
       }
     }
+    if (p.compiled) fill_compiled(p, res);
     res.env.gpu = p.eval ? p.eval->device_name() : device_name;
     auto sr = stop_reasons.find(p.item->problem_id);
     if (sr != stop_reasons.end() && res.reason.empty()) res.reason = "moved on: " + sr->second;
@@ -695,6 +899,62 @@ struct SuiteRun::Impl {
     journal->append(e);
     p.done = res;
     write_result(res);
+  }
+
+  // Compiled mode, nothing kept: torch.compile's model is the result, and the reason says
+  // which of the fallback kinds it is.
+  void compiled_fallback(const Problem& p, report::ProblemResult& res) const {
+    res.outcome = report::Outcome::kFallback;
+    if (!p.fallback_kind.empty()) {
+      res.fallback_kind = p.fallback_kind;
+      res.reason = p.fallback_reason;
+      return;
+    }
+    std::map<std::string, int> failed;
+    int evaluated = 0, passed = 0;
+    for (const auto& r : p.records) {
+      if (r.n == 0) continue;
+      if (r.passed) ++passed;
+      if (!r.failed_gate.empty()) ++failed[r.failed_gate];
+      if (r.passed || !r.failed_gate.empty()) ++evaluated;
+    }
+    if (passed > 0 || evaluated == 0) {
+      res.fallback_kind = "not-faster";
+      res.reason = evaluated == 0 ? "not faster: no kernel edit was evaluated (" + std::to_string(p.experiments()) +
+                                        " experiments)"
+                                  : "not faster: " + std::to_string(passed) + " of " + std::to_string(evaluated) +
+                                        " kernel edits passed every gate, none beat torch.compile's kernels";
+      return;
+    }
+    res.fallback_kind = "gate-failed";
+    std::string list;
+    for (const auto& [g, n] : failed) list += (list.empty() ? "" : ", ") + g + " " + std::to_string(n);
+    res.reason = failed.size() == 1 ? "every candidate failed the " + failed.begin()->first + " gate (" +
+                                          std::to_string(evaluated) + ")"
+                                    : "every candidate failed a gate (" + list + ")";
+  }
+
+  void fill_compiled(const Problem& p, report::ProblemResult& res) const {
+    res.mode = "compiled";
+    res.baseline_kind = p.item->problem.kernelbench_baseline;
+    res.triton_share = p.inventory.value("triton_share", 0.0);
+    res.triton_kernels = static_cast<int>(p.inventory.value("kernels", json::array()).size());
+    res.extern_calls = static_cast<int>(p.inventory.value("externs", json::array()).size());
+    res.kernels_searched = p.kernels_searched;
+    std::set<std::string> kept;
+    for (const auto& r : p.records)
+      if (r.verdict == ExperimentVerdict::kKeep) kept.insert(r.kernel);
+    res.kernels_kept = static_cast<int>(kept.size());
+    res.best_candidate = (fs::path(p.ws) / gates::kKernelsDir).string();
+    // The best is a set of kernel files: hash their names and contents together.
+    std::string manifest;
+    std::error_code ec;
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(fs::path(p.ws) / gates::kKernelsDir, ec))
+      if (e.path().extension() == ".py") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) manifest += fs::path(f).filename().string() + " " + gates::hash_file(f) + "\n";
+    res.best_hash = gates::hash_bytes(manifest);
   }
 
   void write_result(const report::ProblemResult& res) {
@@ -781,6 +1041,7 @@ struct SuiteRun::Impl {
       try {
         open_workspace(p);
         reconcile(p);
+        if (p.compiled && p.baseline()) load_inventory(p);
         if (!p.baseline()) run_baseline(p);
         if (p.baseline() && !p.baseline()->passed) finalize(p, 0);
       } catch (const Interrupted&) {

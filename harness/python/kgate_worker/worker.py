@@ -1,4 +1,5 @@
-"""The worker's state and its ops: hello, load_problem, compile, check, time, shutdown."""
+"""The worker's state and its ops: hello, load_problem, inventory, compile, check, time,
+shutdown."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ BASELINE_MODES = {"eager": None, "compile": "default",
                   "compile-max-autotune": "max-autotune-no-cudagraphs"}
 DISTS = {"problem": "problem", "normal": "problem", "signed": "signed"}
 SLOTS = ("candidate", "baseline")
+PROBLEM_MODES = ("model", "compiled")
 
 torch: Any = None  # imported lazily (after hello has set the cache directories)
 
@@ -72,6 +74,10 @@ class Problem:
         self.ref_model = None
         self.truth_model = None
         self.truth_cache: collections.OrderedDict = collections.OrderedDict()
+        self.mode = "model"           # "compiled": dispatch-aware mode (inductor.py)
+        self.kernels_dir = ""
+        self.compile_mode = "default"
+        self.compiled_ref = None      # inductor.CompiledReference, built on first use
 
     def new_model(self, cls, device):
         """cls(*init) constructed under MODEL_SEED, on `device`, in eval mode."""
@@ -109,6 +115,27 @@ class Slot:
         return self.model
 
 
+class CompiledSlot(Slot):
+    """A compiled-mode slot: the compiled reference with some kernels swapped in. It runs
+    in the problem's own dtype only (the kernels were generated for it)."""
+
+    def __init__(self, kind: str, model, source_path: str, dtype):
+        self.kind = kind
+        self.model = model
+        self.source_path = source_path
+        self.dtype = dtype
+        self.master = {}
+        self.build_compiled = None
+        self.compiled = {}
+
+    def model_for(self, dt):
+        if dt != self.dtype:
+            from .stats import dtype_name
+            raise ValueError(f"compiled mode runs the problem's own dtype "
+                             f"({dtype_name(self.dtype)}), not {dtype_name(dt)}")
+        return self.model
+
+
 class Worker:
     def __init__(self) -> None:
         self.backend = "host"
@@ -121,7 +148,7 @@ class Worker:
 
     def handlers(self) -> dict:
         ops = {"hello": self.hello, "load_problem": self.load_problem,
-               "compile": self.compile, "check": self.check, "time": self.time,
+               "inventory": self.inventory, "compile": self.compile, "check": self.check, "time": self.time,
                "shutdown": self.shutdown}
         return {name: self._releasing(fn) for name, fn in ops.items()}
 
@@ -335,6 +362,15 @@ class Worker:
         path = os.path.abspath(path)
         if not os.path.isfile(path):
             raise bad_request(f"{path}: no such problem file")
+        mode = param(spec, "mode", "str", "model", where="problem.")
+        if mode not in PROBLEM_MODES:
+            raise bad_request(f"unknown problem.mode '{mode}' (expected model or compiled)")
+        kernels_dir = param(spec, "kernels_dir", "str", "", where="problem.")
+        from .inductor import COMPILE_MODES
+        compile_mode = param(spec, "compile_mode", "str", "default", where="problem.")
+        if compile_mode not in COMPILE_MODES:
+            raise bad_request(f"unknown problem.compile_mode '{compile_mode}' (expected "
+                              f"{' or '.join(COMPILE_MODES)})")
         self._ensure_device()
         self._reset()
 
@@ -364,6 +400,8 @@ class Worker:
         except (Exception, SystemExit) as e:
             raise bad_request(source.located_exception(e, path)) from None
         p = Problem(path, module, tree, applied)
+        p.mode, p.compile_mode = mode, compile_mode
+        p.kernels_dir = os.path.abspath(kernels_dir) if kernels_dir else ""
         self.problem = p
         try:
             return self._prepare_problem(p)
@@ -411,7 +449,37 @@ class Worker:
         return {"inputs": inputs, "outputs": outputs, "variant_applied": p.variant_applied,
                 "degenerate": degenerate_reason([(i, _as_outputs(o)) for i, o in runs]),
                 "init_inputs": _short_repr(p.init_inputs),
-                "reference_op": p.ref_op or ""}
+                "reference_op": p.ref_op or "", "mode": p.mode}
+
+    # ---- inventory (compiled mode) --------------------------------------------------
+    def _compiled_reference(self, p: Problem):
+        """torch.compile of a fresh Model with the reference weights, its wrappers and
+        kernel inventory: built once per problem, shared by inventory and compiles."""
+        if p.compiled_ref is None:
+            from .inductor import CompiledReference
+            ref = CompiledReference()
+            with torch.no_grad():
+                m = p.new_model(p.module.Model, self.device)
+                m.load_state_dict(p.master)
+                ref.build(m, self.draw_inputs(MODEL_SEED, "problem"), p.compile_mode,
+                          self.device.type)
+            self.sync()
+            p.compiled_ref = ref
+        return p.compiled_ref
+
+    def inventory(self, params: dict) -> dict:
+        out_dir = param(params, "dir", "str", "")
+        profile = param(params, "profile", "bool", True)
+        iters = param(params, "profile_iters", "int", 5)
+        if iters < 1:
+            raise bad_request("profile_iters must be >= 1")
+        p = self._need_problem()
+        ref = self._compiled_reference(p)
+        from .inductor import inventory_result
+        bw = float((self.device_info or {}).get("copy_bandwidth_gbps") or 0.0)
+        inputs = self.draw_inputs(MODEL_SEED, "problem")
+        return inventory_result(ref, p.compile_mode, self.device.type, profile, iters,
+                                inputs, bw, os.path.abspath(out_dir) if out_dir else "")
 
     # ---- compile --------------------------------------------------------------------
     def compile(self, params: dict) -> dict:
@@ -434,6 +502,8 @@ class Worker:
         with torch.no_grad():
             if slot == "baseline":
                 res = self._compile_baseline(p, path, defines)
+            elif p.mode == "compiled":
+                res = self._compile_compiled(p, path, defines)
             else:
                 res = self._compile_candidate(p, path, defines)
         res.setdefault("findings", [])
@@ -447,7 +517,10 @@ class Worker:
             # The search's current best (a ModelNew file) as the baseline: keep/revert
             # decisions compare a candidate against it, not against the reference model.
             rest = {k: v for k, v in defines.items() if k != "KGATE_BASELINE"}
-            res = self._compile_candidate(p, path, rest, slot="baseline")
+            if p.mode == "compiled":
+                res = self._compile_compiled(p, path, rest, slot="baseline")
+            else:
+                res = self._compile_candidate(p, path, rest, slot="baseline")
             res["baseline"] = "candidate"
             return res
         if mode_name not in BASELINE_MODES:
@@ -536,6 +609,81 @@ class Worker:
         self.slots[slot] = Slot(slot, cand, path)
         return {"compiled": True, "log": "\n".join(log_lines), "weights_copied": copied,
                 "defines_applied": sorted(matched)}
+
+    def _compile_compiled(self, p: Problem, path: str, defines: dict,
+                          slot: str = "candidate") -> dict:
+        """Compiled mode: the compiled reference with the kernel files of kernels_dir (the
+        source_path file replacing the one of its NAME) swapped in; an unchanged file is
+        dropped, each other one is linted, loaded, pinned to its LAUNCH_* config, checked
+        against the call site and tried in one model call."""
+        from . import inductor
+        if not os.path.isfile(path):
+            return {"compiled": False, "log": f"{path}: no such file"}
+        log_lines: list = []
+        matched: set = set()
+        try:
+            text, tree, own = inductor.read_kernel_file(path)
+            if own is None and os.path.realpath(path) != os.path.realpath(p.path):
+                raise inductor.CompileFailure(
+                    f"{path}:1: not a kernel file (no '# kgate:kernel NAME' line) and not "
+                    "the problem file; compiled mode swaps Inductor kernels, not Models")
+            values = {k: source.parse_value(v) for k, v in defines.items()}
+            if values and own is not None:
+                matched = source.rewrite_assignments(tree, values)
+                text = ast.unparse(tree)
+            for name in sorted(set(values) - matched):
+                log_lines.append(f"{path}: warning: define {name} matches no top-level "
+                                 "assignment")
+            ref = self._compiled_reference(p)
+            if ref.compiled is None:
+                raise inductor.CompileFailure(f"{p.path}: {ref.error}")
+            originals = ref.originals()
+            overrides = []
+            for name, (fpath, ftext, ftree) in inductor.override_set(
+                    p.kernels_dir, path, own, text, tree).items():
+                if name in originals and inductor.same_ast(
+                        ftree, ast.parse(originals[name])):
+                    log_lines.append(f"{fpath}: {name} is Inductor's kernel unchanged; "
+                                     "not swapped")
+                    continue
+                overrides.append(inductor.Override(name, fpath, ftext, ftree))
+            for ov in overrides:
+                self._prepare_override(ref, ov)
+            kernel_check: list = []
+            if overrides:
+                kernel_check, check_log = inductor.trial(
+                    ref, overrides, self.draw_inputs(MODEL_SEED, "problem"), True, path)
+                log_lines += check_log
+        except inductor.CompileFailure as e:
+            res = {"compiled": False, "log": "\n".join(log_lines + [e.log])}
+            if e.findings:
+                res["findings"] = e.findings
+            return res
+        model = inductor.SwappedModel(ref.compiled, {ov.name: ov.autotuner
+                                                     for ov in overrides})
+        self.slots[slot] = CompiledSlot(slot, model, path, torch.float32)
+        res = {"compiled": True, "log": "\n".join(log_lines),
+               "defines_applied": sorted(matched),
+               "overrides": [ov.name for ov in overrides], "kernel": own or ""}
+        if overrides:
+            res["kernel_check"] = kernel_check
+        return res
+
+    def _prepare_override(self, ref, ov) -> None:
+        """Lint, the kernel's name, then load + pin + precompile (inductor.load_override);
+        raises inductor.CompileFailure."""
+        from . import inductor
+        findings = lint.lint(ov.tree, None)
+        if findings:
+            raise inductor.CompileFailure(
+                "".join(f"{ov.path}:{f.line}: [{f.rule}] {f.message}\n" for f in findings),
+                [f.as_dict() for f in findings])
+        if ov.name not in ref.kernels:
+            names = ", ".join(ref.kernels) or "none"
+            raise inductor.CompileFailure(
+                f"{ov.path}:1: kgate:kernel {ov.name} names no Triton kernel of the "
+                f"compiled model (kernels: {names})")
+        inductor.load_override(ov, ref.kernels[ov.name].source)
 
     # ---- check ----------------------------------------------------------------------
     def check(self, params: dict) -> dict:

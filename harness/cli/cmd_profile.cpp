@@ -1,0 +1,115 @@
+// `kgate profile PROBLEM.py`: torch.compile's model of a KernelBench problem taken apart
+// by the Python worker -- every Inductor Triton kernel (what it fuses, its call-site
+// contract, device time, share of the model, bytes moved, % of copy bandwidth, the Amdahl
+// bound on the whole model's gain) and every extern call left to cuBLAS/cuDNN/ATen. The
+// table is for people; --json writes the versioned inventory for tools.
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "config/types.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "gates/evaluator.h"
+#include "report/record_io.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace kgate::cli {
+namespace {
+
+std::string pct(double f) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", 100 * f);
+  return b;
+}
+
+std::string num(double v, const char* f) {
+  char b[32];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+std::string human_bytes(double b) {
+  const char* unit[] = {"B", "KiB", "MiB", "GiB"};
+  int i = 0;
+  while (b >= 1024 && i < 3) b /= 1024, ++i;
+  return num(b, i == 0 ? "%.0f" : "%.1f") + " " + unit[i];
+}
+
+void print_inventory(const std::string& problem, const json& inv) {
+  const json ks = inv.value("kernels", json::array());
+  const json ex = inv.value("externs", json::array());
+  const double model_us = inv.value("model_device_us", 0.0);
+  std::printf("%s: torch.compile (%s) on %s, torch %s, triton %s\n", problem.c_str(),
+              inv.value("compile_mode", std::string("default")).c_str(), inv.value("device", std::string("?")).c_str(),
+              inv.value("torch", std::string("?")).c_str(), inv.value("triton", std::string("-")).c_str());
+  std::printf("  %zu Triton kernel%s, %zu extern call%s", ks.size(), ks.size() == 1 ? "" : "s", ex.size(),
+              ex.size() == 1 ? "" : "s");
+  if (model_us > 0)
+    std::printf("; model GPU time %s us per call, Triton %s, extern %s", num(model_us, "%.2f").c_str(),
+                pct(inv.value("triton_share", 0.0)).c_str(), pct(inv.value("extern_share", 0.0)).c_str());
+  std::printf("\n");
+  if (!inv.value("no_triton_reason", std::string()).empty())
+    std::printf("  no Triton kernels: %s\n", inv.value("no_triton_reason", std::string()).c_str());
+  if (!ks.empty()) {
+    std::printf("\n  %-56s %-21s %5s %9s %7s %10s %7s %7s\n", "Triton kernel", "category", "calls", "us/call",
+                "share", "bytes", "%bw", "amdahl");
+    for (const auto& k : ks) {
+      std::string name = k.value("name", "");
+      if (name.size() > 56) name = name.substr(0, 53) + "...";
+      double us = k.value("device_us", 0.0);
+      std::printf("  %-56s %-21s %5d %9s %7s %10s %7s %7s\n", name.c_str(), k.value("category", "").c_str(),
+                  k.value("calls", 0), us > 0 ? num(us, "%.2f").c_str() : "-",
+                  us > 0 ? pct(k.value("share", 0.0)).c_str() : "-", human_bytes(k.value("bytes", 0.0)).c_str(),
+                  us > 0 ? pct(k.value("bandwidth_fraction", 0.0)).c_str() : "-",
+                  us > 0 ? num(k.value("amdahl_bound", 1.0), "%.3fx").c_str() : "-");
+    }
+  }
+  if (!ex.empty()) {
+    std::printf("\n  %-56s %-21s %5s %9s %7s\n", "extern call (left alone)", "kind", "calls", "us/call", "share");
+    for (const auto& e : ex) {
+      double us = e.value("device_us", 0.0);
+      std::printf("  %-56s %-21s %5d %9s %7s\n", e.value("name", "").c_str(), e.value("kind", "").c_str(),
+                  e.value("calls", 1), us > 0 ? num(us, "%.2f").c_str() : "-",
+                  us > 0 ? pct(e.value("share", 0.0)).c_str() : "-");
+    }
+  }
+  const json other = inv.value("other_kernels", json::array());
+  if (!other.empty()) {
+    std::printf("\n  other kernels (not Triton):");
+    for (const auto& o : other) std::printf(" %s", o.value("name", "").c_str());
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+
+ExitCode cmd_profile(const ProfileOptions& o) {
+  std::error_code ec;
+  if (fs::path(o.problem).extension() != ".py" || !fs::is_regular_file(o.problem, ec))
+    throw UsageError(o.problem + ": error: no such KernelBench problem file (.py)");
+  if (o.timeout_s <= 0) throw UsageError("--timeout must be > 0 seconds");
+  const std::string device = !o.device.empty() ? o.device : have_nvidia_gpu() ? "cuda" : "cpu";
+  config::NativeProblem problem = config::kernelbench_problem("", o.problem, o.baseline);
+  problem.kernelbench_mode = "compiled";
+  gates::EvalOptions opt;
+  opt.backend = device == "cpu" ? "host" : "cuda";
+  opt.request_timeout_s = o.timeout_s;
+  opt.run_performance = false;
+  gates::Evaluator eval(problem, opt);
+  if (!o.kernels_dir.empty()) fs::create_directories(o.kernels_dir);
+  json inv = eval.inventory(o.kernels_dir);
+  print_inventory(o.problem, inv);
+  if (!o.kernels_dir.empty()) std::printf("\nkernel files: %s\n", o.kernels_dir.c_str());
+  if (!o.json_out.empty()) {
+    json doc = {{"version", 1}, {"kind", "kgate-profile"}, {"problem", problem.path},
+                {"device_name", eval.device().name}, {"inventory", inv}};
+    report::write_file_atomic(o.json_out, doc.dump(2) + "\n");
+    log::info("inventory written to " + o.json_out);
+  }
+  return ExitCode::kPass;
+}
+
+}  // namespace kgate::cli

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Dispatch-aware search on the CPU, end to end through the real Python worker: a
+# KernelBench-format level without solutions starts from torch.compile's own model
+# (nothing is skipped), `kgate profile` takes a problem apart, and -- because Inductor emits
+# C++ kernels on a CPU -- every problem ends `fallback` (no Triton kernels) with the compiled
+# model as its result, never an error. Exit code, records, JUnit and report.md agree.
+set -u
+SRC="${KGATE_SOURCE_DIR:?KGATE_SOURCE_DIR not set}"
+source "$SRC/tests/e2e/torch_lib.sh.inc"
+source "$SRC/tests/e2e/run_lib.sh.inc"
+SUITE="$SRC/tests/fixtures/kbcompiled/suites/kbc.yaml"
+
+"$KGATE_BIN" validate "$SUITE" --plan >"$T/plan.log" 2>&1 || { cat "$T/plan.log"; fail "validate --plan failed"; }
+cat "$T/plan.log"
+grep -q "skipped" "$T/plan.log" && fail "the plan skips a problem of a level without solutions"
+
+set +e
+"$KGATE_BIN" profile "$SRC/kernelbench/level1/6_ReLU.py" --device cpu --json "$T/profile.json" \
+  --kernels-dir "$T/kernels" >"$T/profile.log" 2>&1
+rcp=$?
+"$KGATE_BIN" run "$SUITE" --out "$T/out" --run-id kbc-e2e >"$T/run.log" 2>&1
+rc=$?
+set -e
+cat "$T/profile.log" "$T/run.log"
+[ "$rcp" = 0 ] || fail "kgate profile exited $rcp"
+grep -q "no Triton kernels" "$T/profile.log" || fail "kgate profile does not say why there is nothing to search"
+[ "$rc" = 0 ] || fail "kgate run exited $rc"
+check_consistent "$T/out"
+"$PY" - "$T" <<'PYEOF'
+import glob, json, os, sys
+import xml.etree.ElementTree as ET
+t = sys.argv[1]
+prof = json.load(open(os.path.join(t, "profile.json")))
+assert prof["version"] == 1 and prof["kind"] == "kgate-profile", prof.keys()
+inv = prof["inventory"]
+assert inv["kernels"] == [] and inv["graphs"] >= 1, inv
+assert any(k["kind"] == "cpp" for k in inv["other_kernels"]), inv["other_kernels"]
+out = os.path.join(t, "out")
+recs = {}
+for f in glob.glob(os.path.join(out, "results", "**", "*.json"), recursive=True):
+    r = json.load(open(f))
+    recs[r["problem"]] = r
+assert set(recs) == {"6_ReLU", "12_Matmul_Divide_Sum"}, recs.keys()
+for p, r in recs.items():
+    assert r["mode"] == "compiled", (p, r["mode"])
+    assert r["outcome"] == "fallback" and r["fallback_kind"] == "no-triton", (p, r["outcome"], r["reason"])
+    assert "Triton" in r["reason"], r["reason"]
+    assert r["baseline_kind"] == "compile" and r["speedup"] == 1 and r["best_us"] > 0, r
+    assert r["eager_us"] > 0 and r["compile_us"] > 0, (p, r["eager_us"], r["compile_us"])
+    assert r["triton_kernels"] == 0 and r["experiments"] == 0, r
+    inv = json.load(open(os.path.join(out, "workspaces", p, "inventory.json")))
+    assert inv["inventory_version"] == 1 and inv["kernels"] == [], inv
+    # the baseline ran every gate: torch.compile's model checked against the float64 truth
+    gates = {g["gate"]: g["status"] for g in r["gates"]}
+    assert gates.get("correctness") == "pass" and gates.get("oracle") == "pass", gates
+junit = ET.parse(os.path.join(out, "junit.xml")).getroot()
+cases = junit.findall(".//testcase")
+assert len(cases) == 2, len(cases)
+for c in cases:
+    assert c.find("failure") is None and c.find("error") is None, ET.tostring(c)[:300]
+md = open(os.path.join(out, "report.md")).read()
+assert "**Result: PASS**" in md, md[:300]
+assert "Dispatch-aware search" in md and "| kbc | 2 | 0 | 2 | 0 | 0 | 0 |" in md, md
+rep = json.load(open(os.path.join(out, "report.json")))
+assert rep["result"]["pipeline_failed"] is False
+lv = [l for l in rep["levels"] if l["level"] == "kbc"][0]
+assert lv["compiled"] == 2 and lv["fallback_kinds"] == {"no-triton": 2}, lv
+print("compiled mode on the CPU:", {p: (r["outcome"], r["fallback_kind"], round(r["eager_us"] / r["best_us"], 2)) for p, r in recs.items()})
+PYEOF
+echo "PASS: dispatch-aware run on the CPU"

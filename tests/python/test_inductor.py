@@ -1,0 +1,443 @@
+"""Compiled (dispatch-aware) mode without a GPU: wrapper parsing on fixtures, kernel
+files and their tune lines, the AST-equality drop, header errors, the module-global swap
+against fake wrapper modules, the trial's probes, and the CPU end-to-end protocol."""
+
+import ast
+import types
+
+import pytest
+import torch
+
+from conftest import FIXTURES, INDUCTOR_CACHE, KB, Worker
+from kgate_worker import inductor, source
+
+IND = FIXTURES / "inductor"
+HAND = IND / "cuda_wrapper.handwritten.py.txt"
+CPU_CAP = IND / "cpu_wrapper.captured-cpu-2.15.py.txt"
+H200_CAP = IND / "pointwise_reduction.cuda-2.11.0.g0.captured.py.txt"
+
+
+# ---- static parsing ------------------------------------------------------------------
+
+def test_parse_handwritten_cuda_wrapper():
+    pw = inductor.parse_wrapper(HAND.read_text())
+    names = [k.name for k in pw.kernels]
+    assert names == ["triton_poi_fused_convolution_transpose_0",
+                     "triton_per_fused_add_native_layer_norm_1",
+                     "triton_tem_fused_bmm_2", "triton_red_fused_sum_3"]  # call order
+    poi, per, tem, red = pw.kernels
+    assert [k.category for k in pw.kernels] == ["pointwise", "persistent_reduction",
+                                                "template", "reduction"]
+    assert poi.calls == 2 and per.calls == 1 and tem.calls == 1 and red.calls == 1
+    assert poi.fn_name == poi.name and poi.device == "cuda"
+    assert poi.aten_ops == ["aten.convolution", "aten.transpose"]
+    assert poi.source_nodes == ["conv1d", "transpose"]
+    assert red.aten_ops == ["aten.sum"] and red.source_nodes == ["sum_1"]
+    assert poi.source.lstrip().startswith("import triton") and "@triton.jit" in poi.source
+    assert [(x["kind"], x["name"], x["calls"]) for x in pw.externs] == [
+        ("extern", "convolution", 1), ("extern", "mm", 1), ("extern", "addmm", 1),
+        ("fallback", "torch.ops.aten._scaled_dot_product_cudnn_attention.default", 1)]
+    assert pw.other_kernels == []
+    # call-site names: non-constexpr parameters, then a template's grid ints
+    assert inductor.call_site_names(poi.source) == ["in_ptr0", "out_ptr0", "ynumel", "xnumel"]
+    assert inductor.call_site_names(tem.source) == ["arg_A", "arg_B", "out_ptr0", "_grid_0",
+                                                    "_grid_1", "_grid_2"]
+    assert inductor.call_site_names(per.source, 5)[-1] == "arg4"
+    meta = inductor.inductor_meta(ast.parse(per.source))
+    assert meta["mutated_arg_names"] == ["in_out_ptr0"]
+
+
+def test_parse_cpu_capture_has_only_cpp_kernels():
+    pw = inductor.parse_wrapper(CPU_CAP.read_text())
+    assert pw.kernels == []
+    assert pw.other_kernels == [{"name": "cpp_fused__softmax_relu_0", "kind": "cpp",
+                                 "calls": 1}]
+    assert pw.externs == [{"name": "addmm", "kind": "extern", "calls": 1}]
+
+
+def test_parse_real_h200_capture():
+    pw = inductor.parse_wrapper(H200_CAP.read_text())
+    assert [k.category for k in pw.kernels] == ["persistent_reduction", "pointwise"]
+    assert all(k.calls == 1 and k.device == "cuda" for k in pw.kernels)
+    assert [x["name"] for x in pw.externs] == ["mm"]
+    assert "aten.sum" in pw.kernels[0].aten_ops
+
+
+def test_roles():
+    mutated = {"in_ptr1"}
+    assert inductor.arg_role("in_out_ptr0", True, set()) == "in_out"
+    assert inductor.arg_role("out_ptr0", True, mutated) == "out"
+    assert inductor.arg_role("in_ptr0", True, mutated) == "in"
+    assert inductor.arg_role("in_ptr1", True, mutated) == "in_out"
+    assert inductor.arg_role("arg_A", True, set()) == "in"
+    assert inductor.arg_role("xnumel", False, set()) == "scalar"
+
+
+# ---- kernel files ---------------------------------------------------------------------
+
+def _entry(launch=None, xnumel=524288):
+    return {"name": "triton_poi_fused_relu_0", "fn_name": "triton_poi_fused_relu_0",
+            "aten_ops": ["aten.relu"], "args": [
+                {"name": "in_ptr0", "role": "in", "dtype": "f32", "shape": [128, 4096],
+                 "stride": [4096, 1], "offset": 0},
+                {"name": "out_ptr0", "role": "out", "dtype": "f32", "shape": [128, 4096],
+                 "stride": [4096, 1], "offset": 0},
+                {"name": "xnumel", "role": "scalar", "value": xnumel}],
+            "launch": launch or {"XBLOCK": 1024, "num_warps": 4, "num_stages": 1},
+            "device_us": 4.5, "share": 0.123, "bandwidth_fraction": 0.64}
+
+
+KSRC = HAND.read_text().split("async_compile.triton('triton_poi_fused_convolution_"
+                              "transpose_0', '''")[1].split("''', device_str")[0]
+
+
+def test_tune_values():
+    assert inductor.tune_values("XBLOCK", 1024, {"xnumel": 524288}) == [
+        128, 256, 512, 1024, 2048, 4096, 8192]
+    assert inductor.tune_values("XBLOCK", 256, {"xnumel": 300}) == [32, 64, 128, 256, 512]
+    assert inductor.tune_values("XBLOCK", 1024, {"xnumel": 100}) == [128, 1024]  # v kept
+    assert inductor.tune_values("XBLOCK", 4, {}) == [1, 2, 4, 8, 16, 32]
+    assert inductor.tune_values("R0_BLOCK", 64, {"r0_numel": 64}) == [8, 16, 32, 64]
+    assert inductor.tune_values("R0_BLOCK", 64, {"rnumel": 100}) == [8, 16, 32, 64, 128]
+    assert inductor.tune_values("YBLOCK", 16, {"xnumel": 2}) == [2, 4, 8, 16, 32, 64, 128]
+    assert inductor.tune_values("NUM_WARPS", 4, {}) == [1, 2, 4, 8, 16]
+    assert inductor.tune_values("NUM_WARPS", 32, {}) == [1, 2, 4, 8, 16, 32]
+    assert inductor.tune_values("NUM_STAGES", 1, {}) == [1, 2, 3, 4]
+    assert inductor.tune_values("NUM_STAGES", 5, {}) == [1, 2, 3, 4, 5]
+    assert inductor.tune_values("EVEN_K", True, {}) is None
+    assert inductor.tune_values("XBLOCK", 96, {}) is None  # not a power of two
+
+
+def test_kernel_file_text_header_and_defaults():
+    text = inductor.kernel_file_text(_entry(), KSRC)
+    lines = text.splitlines()
+    assert lines[0] == "# kgate:kernel triton_poi_fused_relu_0"
+    assert lines[1] == ("# kgate:tune LAUNCH_XBLOCK=[128,256,512,1024,2048,4096,8192] "
+                        "LAUNCH_NUM_WARPS=[1,2,4,8,16] LAUNCH_NUM_STAGES=[1,2,3,4]")
+    assert "#   triton_poi_fused_relu_0.run(in_ptr0, out_ptr0, xnumel, stream=...)" in lines
+    assert "#   in_ptr0    in       f32[128, 4096]  stride [4096, 1]  offset 0" in lines
+    assert "#   xnumel     scalar   524288" in lines
+    assert "#   fuses: aten.relu" in lines
+    assert ("#   time: 4.50 us per model call, 12.3% of the model's GPU time, 64% of copy "
+            "bandwidth") in lines
+    assert lines.index("LAUNCH_XBLOCK = 1024") < lines.index("LAUNCH_NUM_WARPS = 4") < \
+        lines.index("LAUNCH_NUM_STAGES = 1")
+    assert text.endswith(KSRC.lstrip("\n")) or text.rstrip("\n").endswith(KSRC.strip("\n"))
+    tree = ast.parse(text)
+    assert inductor.parse_kernel_header(text, "k.py") == "triton_poi_fused_relu_0"
+    assert inductor.launch_config(tree) == ({"XBLOCK": 1024}, 4, 1)
+    fn = inductor.jit_function(tree)
+    assert inductor.launch_params(fn) == ["in_ptr0", "out_ptr0", "ynumel", "xnumel"]
+    # unprofiled: says so
+    e = _entry()
+    e["device_us"] = 0.0
+    assert "#   time: not profiled" in inductor.kernel_file_text(e, KSRC)
+
+
+def test_kernel_file_several_block_keys():
+    launch = {"YBLOCK": 32, "XBLOCK": 32, "num_warps": 4, "num_stages": 1}
+    e = _entry(launch)
+    e["args"].insert(2, {"name": "ynumel", "role": "scalar", "value": 4096})
+    e["args"][-1]["value"] = 256
+    text = inductor.kernel_file_text(e, KSRC)
+    tune = text.splitlines()[1]
+    assert tune.startswith("# kgate:tune LAUNCH_YBLOCK=[4,8,16,32,64,128,256] "
+                           "LAUNCH_XBLOCK=[4,8,16,32,64,128,256] ")
+    assert inductor.launch_config(ast.parse(text)) == ({"YBLOCK": 32, "XBLOCK": 32}, 4, 1)
+
+
+def test_ast_equality_drop():
+    orig = inductor.kernel_file_text(_entry(), KSRC)
+    base = ast.parse(orig)
+    commented = orig.replace("    xmask = xindex < xnumel\n",
+                             "    # a comment the AST does not see\n    xmask = xindex < xnumel\n")
+    commented = commented.replace("#   time: 4.50 us", "#   time: 9.99 us")
+    assert commented != orig and inductor.same_ast(ast.parse(commented), base)
+    tree = ast.parse(orig)
+    assert source.rewrite_assignments(tree, {"LAUNCH_XBLOCK": 512}) == {"LAUNCH_XBLOCK"}
+    assert not inductor.same_ast(tree, base)
+    assert not inductor.same_ast(ast.parse(orig.replace("LAUNCH_NUM_WARPS = 4",
+                                                        "LAUNCH_NUM_WARPS = 8")), base)
+    # defines that restate the defaults are no change at all
+    tree = ast.parse(orig)
+    source.rewrite_assignments(tree, {"LAUNCH_XBLOCK": 1024})
+    assert inductor.same_ast(tree, base)
+
+
+def test_header_parsing_errors():
+    assert inductor.parse_kernel_header("import torch\n", "p.py") is None
+    assert inductor.parse_kernel_header("x = 1\n# kgate:kernel late_name\n", "p.py") is None
+    assert inductor.parse_kernel_header("\n# note\n#  kgate:kernel  k_1 \nx = 1\n",
+                                        "p.py") == "k_1"
+    for bad, line in (("# kgate:kernel\n", 1), ("# kgate:kernel a b\n", 1),
+                      ("# x\n# kgate:kernel 1abc\n", 2),
+                      ("# kgate:kernel a\n# kgate:kernel b\n", 2)):
+        with pytest.raises(source.SourceError) as e:
+            inductor.parse_kernel_header(bad, "/k/f.py")
+        assert str(e.value).startswith(f"/k/f.py:{line}: "), str(e.value)
+    with pytest.raises(source.SourceError, match="must be a literal"):
+        inductor.launch_config(ast.parse("LAUNCH_XBLOCK = 2 * n\n"))
+
+
+# ---- swap / restore -------------------------------------------------------------------
+
+class FakeKernel:
+    def __init__(self, tag, log, fn=None):
+        self.tag, self.log, self.fn = tag, log, fn
+
+    def run(self, *args, stream=None):
+        self.log.append(self.tag)
+        if self.fn is not None:
+            self.fn(*args)
+
+
+def fake_wrapper(log, name="triton_poi_k_0"):
+    mod = types.ModuleType("fake_wrapper")
+    setattr(mod, name, FakeKernel("orig", log))
+
+    def call(args):
+        getattr(mod, name).run(*args, stream=0)
+        return args
+    mod.call = call
+    return mod
+
+
+def test_swap_only_inside_the_call_and_restored():
+    log = []
+    mod = fake_wrapper(log)
+    orig = mod.triton_poi_k_0
+    seen = []
+    sm = inductor.SwappedModel(lambda *x: seen.append(mod.triton_poi_k_0) or mod.call(list(x)),
+                               {"triton_poi_k_0": FakeKernel("new", log)},
+                               modules=lambda: [mod])
+    sm(1)
+    assert log == ["new"] and seen[0] is not orig and mod.triton_poi_k_0 is orig
+    mod.call([1])
+    assert log == ["new", "orig"]
+
+    def boom(*x):
+        mod.call(list(x))
+        raise RuntimeError("inside")
+    bad = inductor.SwappedModel(boom, {"triton_poi_k_0": FakeKernel("bad", log)},
+                                modules=lambda: [mod])
+    with pytest.raises(RuntimeError):
+        bad(1)
+    assert mod.triton_poi_k_0 is orig and log[-1] == "bad"
+
+
+def test_two_swapped_models_share_one_module():
+    log = []
+    mod = fake_wrapper(log)
+    mods = [mod]
+    run = lambda *x: mod.call(list(x))  # noqa: E731
+    a = inductor.SwappedModel(run, {"triton_poi_k_0": FakeKernel("A", log)}, lambda: mods)
+    b = inductor.SwappedModel(run, {}, lambda: mods)
+    a(1), b(1), a(1), b(1)
+    assert log == ["A", "orig", "A", "orig"]
+
+
+def test_swap_rescans_when_the_cache_grows_and_skips_kernel_modules():
+    log = []
+    mod = fake_wrapper(log)
+    kmod = fake_wrapper(log)  # a kernel module: imports triton_heuristics
+    kmod.triton_heuristics = object()
+    mods = [mod, kmod]
+    current = [mod]
+    sm = inductor.SwappedModel(lambda *x: current[0].call(list(x)),
+                               {"triton_poi_k_0": FakeKernel("new", log)}, lambda: mods)
+    sm(1)
+    assert [m for m, _ in sm.targets()] == [mod] and log == ["new"]
+    newer = fake_wrapper(log)  # a recompile: a new wrapper module with new kernel objects
+    mods.append(newer)
+    current[0] = newer
+    sm(1)
+    assert log == ["new", "new"] and isinstance(newer.triton_poi_k_0, FakeKernel)
+    assert newer.triton_poi_k_0.tag == "orig" and kmod.triton_poi_k_0.tag == "orig"
+
+
+# ---- the trial (probes, kernel-level check) -------------------------------------------
+
+class FakeRef:
+    def __init__(self, compiled, names):
+        self.compiled = compiled
+        self.entries = {n: {"args": [{"name": "in_ptr0"}, {"name": "out_ptr0"},
+                                     {"name": "xnumel"}]} for n in names}
+
+
+def _doubler(scale):
+    def fn(x, out, n):
+        out.copy_(x * scale)
+    return fn
+
+
+def _trial_setup(scale, launch=True):
+    log = []
+    mod = types.ModuleType("fake_wrapper")
+    mod.triton_poi_k_0 = FakeKernel("orig", log, _doubler(2.0))
+
+    def call(args):
+        x = args[0]
+        out = torch.empty_like(x)
+        if launch:
+            mod.triton_poi_k_0.run(x, out, x.numel(), stream=0)
+        return out
+    mod.call = call
+    ref = FakeRef(lambda *x: mod.call(list(x)), ["triton_poi_k_0"])
+    ov = inductor.Override("triton_poi_k_0", "/k/triton_poi_k_0.py", "", ast.parse(""))
+    ov.autotuner = FakeKernel("new", log, _doubler(scale))
+    return ref, ov, mod, log
+
+
+def test_trial_kernel_check_reports_a_mismatch():
+    ref, ov, mod, log = _trial_setup(0.0)
+    res, lines = inductor.trial(ref, [ov], [torch.ones(8)], True, "/k/x.py",
+                                modules=lambda: [mod])
+    assert log == ["orig", "new"]  # the original ran on clones first
+    assert res == [{"kernel": "triton_poi_k_0", "ok": False, "max_abs_err": 2.0,
+                    "arg": "out_ptr0"}]
+    assert lines == ["/k/triton_poi_k_0.py: kernel-level check: triton_poi_k_0 arg out_ptr0 "
+                     "max abs err 2 (first model call)"]
+    assert mod.triton_poi_k_0.tag == "orig"
+    ref, ov, mod, log = _trial_setup(2.0)
+    res, lines = inductor.trial(ref, [ov], [torch.ones(8)], True, "/k/x.py",
+                                modules=lambda: [mod])
+    assert res[0]["ok"] and res[0]["max_abs_err"] == 0.0 and lines == []
+
+
+def test_trial_never_launched_and_exceptions():
+    ref, ov, mod, _ = _trial_setup(2.0, launch=False)
+    with pytest.raises(inductor.CompileFailure, match="triton_poi_k_0 was never launched"):
+        inductor.trial(ref, [ov], [torch.ones(8)], True, "/k/x.py", modules=lambda: [mod])
+
+    ref, ov, mod, _ = _trial_setup(2.0)
+
+    def raises(*a):
+        raise ValueError("bad launch")
+    ov.autotuner = FakeKernel("new", [], raises)
+    with pytest.raises(inductor.CompileFailure) as e:
+        inductor.trial(ref, [ov], [torch.ones(8)], False, "/k/x.py", modules=lambda: [mod])
+    assert e.value.log.startswith("/k/x.py: ValueError: bad launch")
+    assert mod.triton_poi_k_0.tag == "orig"
+
+
+def test_compare_args_exact_for_integers_and_nan_equal():
+    a = [torch.tensor([1.0, float("nan")]), torch.tensor([1, 2]), 5]
+    b = [torch.tensor([1.005, float("nan")]), torch.tensor([1, 2]), 5]
+    r = inductor.compare_args("k", a, b, ["out_ptr0", "out_ptr1", "xnumel"])
+    assert r["ok"] and r["max_abs_err"] == pytest.approx(0.005)
+    r = inductor.compare_args("k", a, [b[0], torch.tensor([1, 3]), 5],
+                              ["out_ptr0", "out_ptr1", "xnumel"])
+    assert not r["ok"] and r["arg"] == "out_ptr1" and r["max_abs_err"] == 1.0
+
+
+# ---- the protocol, end to end on the CPU ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def cw(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("inductor")
+    w = Worker(tmp / "worker.stderr")
+    w.hello_cpu(INDUCTOR_CACHE)
+    yield w, tmp
+    w.kill()
+    w.close()
+
+
+def _load(w, name, kernels_dir="", **extra):
+    spec = {"kind": "kernelbench", "path": str(KB / name), "variant": "small",
+            "mode": "compiled", **extra}
+    if kernels_dir:
+        spec["kernels_dir"] = str(kernels_dir)
+    return w.ok("load_problem", problem=spec)
+
+
+def test_load_problem_mode_parameters(cw):
+    w, _ = cw
+    assert w.load("relu.py")["mode"] == "model"
+    bad = {"kind": "kernelbench", "path": str(KB / "relu.py")}
+    assert "problem.mode" in w.error("load_problem", "bad_request",
+                                     problem={**bad, "mode": "eager"})
+    assert "compile_mode" in w.error("load_problem", "bad_request",
+                                     problem={**bad, "compile_mode": "reduce-overhead"})
+    assert "kernels_dir" in w.error("load_problem", "bad_request",
+                                    problem={**bad, "kernels_dir": 3})
+    r = _load(w, "relu.py", compile_mode="max-autotune-no-cudagraphs")
+    assert r["mode"] == "compiled"
+
+
+def test_inventory_before_load_is_no_problem(tmp_path):
+    w = Worker(tmp_path / "w.stderr")
+    try:
+        w.hello_cpu(INDUCTOR_CACHE)
+        assert "load_problem" in w.error("inventory", "no_problem")
+    finally:
+        w.kill()
+        w.close()
+
+
+@pytest.mark.parametrize("name", ["relu.py", "linear_relu.py"])
+def test_cpu_inventory_compile_check_time(cw, name):
+    w, tmp = cw
+    kdir = tmp / f"k_{name}"
+    _load(w, name, kdir)
+    inv = w.ok("inventory", dir=str(kdir), timeout=300)
+    assert inv["inventory_version"] == 1 and inv["device"] == "cpu"
+    assert inv["compile_mode"] == "default" and inv["graphs"] == 1
+    assert inv["torch"] == torch.__version__.split("+")[0]
+    assert inv["kernels"] == [] and inv["model_device_us"] == 0.0
+    assert inv["other_kernels"] and all(o["kind"] == "cpp" and o["name"].startswith("cpp_")
+                                        for o in inv["other_kernels"])
+    assert inv["no_triton_reason"].startswith("torch.compile generated no Triton kernels (")
+    assert "C++ kernel" in inv["no_triton_reason"] and "on the CPU" in inv["no_triton_reason"]
+    if name == "linear_relu.py":
+        assert [x["name"] for x in inv["externs"]] == ["addmm"]
+    assert kdir.is_dir() and list(kdir.iterdir()) == []
+    r = w.ok("compile", slot="candidate", source_path=str(KB / name), timeout=300)
+    assert r["compiled"] and r["overrides"] == [] and r["kernel"] == "", r
+    b = w.ok("compile", slot="baseline", source_path=str(KB / name),
+             defines={"KGATE_BASELINE": "candidate"})
+    assert b["compiled"] and b["baseline"] == "candidate"
+    c = w.check(dist="signed")
+    assert c["return_code"] == 0 and c["outputs"][0]["over_tol"] == 0, c
+    c = w.check(dtype="f16")
+    assert c["return_code"] == 1
+    assert "compiled mode runs the problem's own dtype (f32), not f16" in c["error"]
+    t = w.ok("time", slots=["candidate", "baseline"], min_time_s=0.02, max_time_s=0.5,
+             min_samples=5, warmup_s=0.01)
+    assert t["return_code"] == 0 and all(len(v) >= 5 for v in t["samples_us"].values())
+    # the eager baseline still works in compiled mode
+    e = w.ok("compile", slot="baseline", source_path=str(KB / name))
+    assert e["compiled"] and e["baseline"] == "eager"
+
+
+def test_cpu_compile_failures(cw):
+    w, tmp = cw
+    kdir = tmp / "kfail"
+    kdir.mkdir()
+    _load(w, "relu.py", kdir)
+    # a ModelNew file is neither a kernel file nor the problem
+    r = w.ok("compile", slot="candidate", source_path=str(KB / "candidates" / "relu_clamp.py"))
+    assert not r["compiled"] and "not a kernel file" in r["log"], r
+    # a kernel file naming a kernel the compiled model does not have
+    k = tmp / "stale.py"
+    k.write_text(inductor.kernel_file_text(_entry(), KSRC))
+    r = w.ok("compile", slot="candidate", source_path=str(k), timeout=300)
+    assert not r["compiled"], r
+    assert (f"{k}:1: kgate:kernel triton_poi_fused_relu_0 names no Triton kernel of the "
+            "compiled model (kernels: none)") in r["log"]
+    # malformed header
+    k2 = tmp / "malformed.py"
+    k2.write_text("# kgate:kernel a b\nx = 1\n")
+    r = w.ok("compile", slot="candidate", source_path=str(k2))
+    assert not r["compiled"] and r["log"].startswith(f"{k2}:1: malformed"), r
+    # kernels_dir files join the override set: lint runs on them (before the name check)
+    (kdir / "triton_poi_x_0.py").write_text("# kgate:kernel triton_poi_x_0\n"
+                                             "import subprocess\nLAUNCH_XBLOCK = 4\n")
+    r = w.ok("compile", slot="candidate", source_path=str(KB / "relu.py"))
+    assert not r["compiled"] and r["findings"][0]["rule"] == "subprocess", r
+    # two files naming one kernel
+    (kdir / "triton_poi_x_0.py").write_text("# kgate:kernel triton_poi_x_0\nLAUNCH_XBLOCK = 4\n")
+    (kdir / "again.py").write_text("# kgate:kernel triton_poi_x_0\nLAUNCH_XBLOCK = 8\n")
+    r = w.ok("compile", slot="candidate", source_path=str(KB / "relu.py"))
+    assert not r["compiled"] and "is also named by" in r["log"], r
+    # the slot is left empty after a failed compile
+    assert w.error("check", "no_candidate", slot="candidate", cases=[{"case_id": "c"}])
