@@ -8,14 +8,14 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: tests pytest bench matmul doctor kbbench kbrun smoke onerun study timers
-#          (default: all)
+#   steps: tests pytest bench matmul doctor kbbench kbrun smoke onerun dispatch study timers
+#          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb)
 #   STEP_S_<step>=N caps a step's seconds (defaults below).
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
 root="$PWD"
-steps="${*:-tests pytest bench matmul doctor kbbench kbrun smoke onerun study timers}"
+steps="${*:-tests pytest bench matmul doctor kbbench kbrun smoke onerun dispatch study timers}"
 has() { [[ " $steps " == *" $1 "* ]]; }
 cap() { local v="STEP_S_$1"; echo "${!v:-$2}"; }
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -147,6 +147,50 @@ if has onerun; then
     --gpu h200 --out "$OUT/onerun-$id" > "$OUT/onerun-$id.log" 2>&1
   stamp "kgate run $id rc=$?"; tail -30 "$OUT/onerun-$id.log"
   [ -n "$copy" ] && rm -f "$copy"
+fi
+if has dispatch; then
+  # Dispatch-aware mode on the official KernelBench, unmodified (KERNELBENCH_ROOT, default
+  # .kb: a ScalingIntelligence/KernelBench checkout carried in, never committed): the
+  # compiled-mode worker tests, `kgate profile` of DISPATCH_PROFILE, real wrapper captures
+  # for the CPU fixtures (DISPATCH_CAPTURE), and a run of suites/kernelbench-official.yaml
+  # on DISPATCH_PROBLEMS (level/name ids) -- or, with DISPATCH_SHARD=k/n, on that shard of
+  # all 250.
+  export KERNELBENCH_ROOT="${KERNELBENCH_ROOT:-$root/.kb}"
+  kb="$KERNELBENCH_ROOT/KernelBench"
+  if [ "${DISPATCH_PYTEST:-1}" = 1 ]; then
+    KGATE_REQUIRE_GPU=1 timeout "$(cap dispatch_pytest 150)" python3 -m pytest -q -p no:cacheprovider \
+      tests/python/test_inductor_cuda.py > "$OUT/pytest-inductor.log" 2>&1
+    stamp "pytest inductor cuda rc=$?"; tail -5 "$OUT/pytest-inductor.log"
+  fi
+  for p in ${DISPATCH_PROFILE-level1/23_Softmax level2/37_Matmul_Swish_Sum_GroupNorm}; do
+    n=$(basename "$p")
+    /usr/bin/time -f "profile wall %e s" timeout "$(cap dispatch_profile 120)" "$B/kgate" profile "$kb/$p.py" \
+      --json "$OUT/profile-$n.json" > "$OUT/profile-$n.txt" 2>&1
+    stamp "kgate profile $p rc=$?"; cat "$OUT/profile-$n.txt"
+  done
+  for p in ${DISPATCH_CAPTURE:-}; do
+    timeout 120 python3 tests/fixtures/inductor/capture.py "$kb/$p.py" "$OUT/captures" cuda > /dev/null 2>&1
+    stamp "capture $p rc=$?"
+  done
+  suite="suites/_session-kernelbench-official.yaml"
+  sed -e "s/^  suite_wall_s: .*/  suite_wall_s: ${SUITE_WALL_S:-600}/" \
+      -e "s/^  problem_wall_s: .*/  problem_wall_s: ${PROBLEM_WALL_S:-60}/" \
+      -e "s/^  max_experiments: .*/  max_experiments: ${MAX_EXPERIMENTS:-6}/" \
+      -e "s/^id: .*/id: kernelbench-official/" suites/kernelbench-official.yaml > "$suite"
+  shard=()
+  if [ -n "${DISPATCH_SHARD:-}" ]; then
+    shard=(--shard "$DISPATCH_SHARD")
+  else
+    list=$(for p in ${DISPATCH_PROBLEMS:-level1/23_Softmax level1/40_LayerNorm}; do
+             printf 'kb-%s/%s, ' "${p%%/*}" "${p#*/}"; done)
+    sed -i -e "s|^levels: .*|levels: []\nproblems: [${list%, }]|" "$suite"
+  fi
+  /usr/bin/time -f "run wall %e s" timeout "$(cap dispatch 420)" "$B/kgate" run "$suite" --gpu h200 \
+    "${shard[@]}" --out "$OUT/dispatch" > "$OUT/dispatch.log" 2>&1
+  stamp "kgate run kernelbench-official rc=$?"; tail -40 "$OUT/dispatch.log"
+  cat "$OUT/dispatch/results.tsv" 2>/dev/null | head -80
+  sed -n '/Dispatch-aware/,/^## Failures/p' "$OUT/dispatch/report.md" 2>/dev/null | head -60
+  rm -f "$suite"
 fi
 if has study; then
   timeout "$(cap study 420)" "$B/kgate_measure_study" --root "$root" --native "$B/kgate-native" \

@@ -108,6 +108,16 @@ ExitCode cmd_validate(const ValidateOptions& o) {
   if (o.plan) {
     for (const auto& s : cat.suites) {
       std::printf("\n");
+      // A suite over a level this machine cannot use (its checkout is not here) is valid;
+      // it is only not plannable here.
+      std::string why;
+      for (const auto& lid : s.levels)
+        if (const config::LevelConfig* l = cat.level(lid); l && !l->unavailable.empty() && why.empty())
+          why = "level '" + lid + "' " + l->unavailable;
+      if (!why.empty()) {
+        std::printf("suite %s: not planned here: %s\n", s.id.c_str(), why.c_str());
+        continue;
+      }
       print_plan(config::plan_suite(cat, s));
     }
   }

@@ -98,6 +98,12 @@ TuneSpace parse_tune_space(const std::string& source, const std::string& file) {
     int lineno = static_cast<int>(li) + 1;
     size_t pos = find_marker(line);
     if (pos == std::string::npos) continue;
+    // `kgate:tune-local`: the declared defaults are already a good point (a compiler's own
+    // choice); search around them, never from a spread of random far-away points.
+    if (line.compare(pos, 6, "-local") == 0) {
+      space.local = true;
+      continue;
+    }
     bool any = false;
     while (true) {
       while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;

@@ -24,6 +24,10 @@ struct Tunable {
 
 struct TuneSpace {
   std::vector<Tunable> params;  // declaration order
+  // `kgate:tune-local` in the source: descend from the defaults only (no spread sample of
+  // a large space); for spaces around a compiler's own choice, where far points are slow
+  // or fail to compile.
+  bool local = false;
   bool empty() const { return params.empty(); }
   // Number of points (saturates at SIZE_MAX).
   std::size_t size() const;

@@ -81,7 +81,7 @@ std::optional<Tuner::Index> Tuner::random_unmeasured() {
 
 void Tuner::plan_spread() {
   spread_planned_ = true;
-  if (space_.size() <= options_.large_space) return;
+  if (space_.local || space_.size() <= options_.large_space) return;
   for (int i = 0; i < options_.spread_samples; ++i) {
     auto idx = random_unmeasured();
     if (!idx) break;

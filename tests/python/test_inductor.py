@@ -63,6 +63,23 @@ def test_parse_real_h200_capture():
     assert "aten.sum" in pw.kernels[0].aten_ops
 
 
+# Real captures of official KernelBench problems (torch 2.11.0+cu130, triton 3.6.0, H200,
+# tests/fixtures/inductor/capture.py): what a dispatch-aware search sees on them.
+def test_parse_official_kernelbench_captures():
+    soft = inductor.parse_wrapper((IND / "23_Softmax.cuda-2.11.0.g0.captured.py.txt").read_text())
+    assert [(k.category, k.calls) for k in soft.kernels] == [("reduction", 1)]
+    assert soft.kernels[0].name.startswith("triton_red_fused__softmax")
+    assert soft.externs == [] and soft.other_kernels == []
+    assert "aten._softmax" in soft.kernels[0].aten_ops
+    gemm = inductor.parse_wrapper(
+        (IND / "37_Matmul_Swish_Sum_GroupNorm.cuda-2.11.0.g0.captured.py.txt").read_text())
+    assert [k.category for k in gemm.kernels] == ["persistent_reduction", "pointwise"]
+    assert [(x["kind"], x["name"]) for x in gemm.externs] == [("extern", "mm")]
+    for k in soft.kernels + gemm.kernels:  # every kernel's source loads as a kernel file
+        text = inductor.kernel_file_text({"name": k.name, "args": [], "launch": {}}, k.source)
+        assert inductor.parse_kernel_header(text, "k.py") == k.name
+
+
 def test_roles():
     mutated = {"in_ptr1"}
     assert inductor.arg_role("in_out_ptr0", True, set()) == "in_out"
@@ -93,13 +110,13 @@ KSRC = HAND.read_text().split("async_compile.triton('triton_poi_fused_convolutio
 
 def test_tune_values():
     assert inductor.tune_values("XBLOCK", 1024, {"xnumel": 524288}) == [
-        128, 256, 512, 1024, 2048, 4096, 8192]
-    assert inductor.tune_values("XBLOCK", 256, {"xnumel": 300}) == [32, 64, 128, 256, 512]
-    assert inductor.tune_values("XBLOCK", 1024, {"xnumel": 100}) == [128, 1024]  # v kept
-    assert inductor.tune_values("XBLOCK", 4, {}) == [1, 2, 4, 8, 16, 32]
-    assert inductor.tune_values("R0_BLOCK", 64, {"r0_numel": 64}) == [8, 16, 32, 64]
-    assert inductor.tune_values("R0_BLOCK", 64, {"rnumel": 100}) == [8, 16, 32, 64, 128]
-    assert inductor.tune_values("YBLOCK", 16, {"xnumel": 2}) == [2, 4, 8, 16, 32, 64, 128]
+        256, 512, 1024, 2048, 4096]
+    assert inductor.tune_values("XBLOCK", 256, {"xnumel": 300}) == [64, 128, 256, 512]
+    assert inductor.tune_values("XBLOCK", 1024, {"xnumel": 100}) == [1024]  # capped: v kept alone
+    assert inductor.tune_values("XBLOCK", 4, {}) == [1, 2, 4, 8, 16]
+    assert inductor.tune_values("R0_BLOCK", 64, {"r0_numel": 64}) == [16, 32, 64]
+    assert inductor.tune_values("R0_BLOCK", 64, {"rnumel": 100}) == [16, 32, 64, 128]
+    assert inductor.tune_values("YBLOCK", 16, {"xnumel": 2}) == [4, 8, 16, 32, 64]
     assert inductor.tune_values("NUM_WARPS", 4, {}) == [1, 2, 4, 8, 16]
     assert inductor.tune_values("NUM_WARPS", 32, {}) == [1, 2, 4, 8, 16, 32]
     assert inductor.tune_values("NUM_STAGES", 1, {}) == [1, 2, 3, 4]
@@ -112,7 +129,7 @@ def test_kernel_file_text_header_and_defaults():
     text = inductor.kernel_file_text(_entry(), KSRC)
     lines = text.splitlines()
     assert lines[0] == "# kgate:kernel triton_poi_fused_relu_0"
-    assert lines[1] == ("# kgate:tune LAUNCH_XBLOCK=[128,256,512,1024,2048,4096,8192] "
+    assert lines[1] == ("# kgate:tune LAUNCH_XBLOCK=[256,512,1024,2048,4096] "
                         "LAUNCH_NUM_WARPS=[1,2,4,8,16] LAUNCH_NUM_STAGES=[1,2,3,4]")
     assert "#   triton_poi_fused_relu_0.run(in_ptr0, out_ptr0, xnumel, stream=...)" in lines
     assert "#   in_ptr0    in       f32[128, 4096]  stride [4096, 1]  offset 0" in lines
@@ -141,8 +158,8 @@ def test_kernel_file_several_block_keys():
     e["args"][-1]["value"] = 256
     text = inductor.kernel_file_text(e, KSRC)
     tune = text.splitlines()[1]
-    assert tune.startswith("# kgate:tune LAUNCH_YBLOCK=[4,8,16,32,64,128,256] "
-                           "LAUNCH_XBLOCK=[4,8,16,32,64,128,256] ")
+    assert tune.startswith("# kgate:tune LAUNCH_YBLOCK=[8,16,32,64,128] "
+                           "LAUNCH_XBLOCK=[8,16,32,64,128] ")
     assert inductor.launch_config(ast.parse(text)) == ({"YBLOCK": 32, "XBLOCK": 32}, 4, 1)
 
 
@@ -404,6 +421,18 @@ def test_cpu_inventory_compile_check_time(cw, name):
     t = w.ok("time", slots=["candidate", "baseline"], min_time_s=0.02, max_time_s=0.5,
              min_samples=5, warmup_s=0.01)
     assert t["return_code"] == 0 and all(len(v) >= 5 for v in t["samples_us"].values())
+    # torch.compile's baseline in compiled mode is the very model candidates swap into
+    cb = w.ok("compile", slot="baseline", source_path=str(KB / name),
+              defines={"KGATE_BASELINE": "compile"})
+    assert cb["compiled"] and cb["shared_with_candidates"] is True, cb
+    t = w.ok("time", slots=["candidate", "baseline"], min_time_s=0.02, max_time_s=0.5,
+             min_samples=5, warmup_s=0.01)
+    assert t["return_code"] == 0
+    # ... and a max-autotune baseline (another mode) is a model of its own
+    if name == "relu.py":
+        ma = w.ok("compile", slot="baseline", source_path=str(KB / name),
+                  defines={"KGATE_BASELINE": "compile-max-autotune"}, timeout=300)
+        assert ma["compiled"] and "shared_with_candidates" not in ma, ma
     # the eager baseline still works in compiled mode
     e = w.ok("compile", slot="baseline", source_path=str(KB / name))
     assert e["compiled"] and e["baseline"] == "eager"
@@ -441,3 +470,39 @@ def test_cpu_compile_failures(cw):
     assert not r["compiled"] and "is also named by" in r["log"], r
     # the slot is left empty after a failed compile
     assert w.error("check", "no_candidate", slot="candidate", cases=[{"case_id": "c"}])
+
+
+# ---- launch configs worth compiling ------------------------------------------------------
+
+def test_oversized_launch_is_refused_before_compiling():
+    from kgate_worker import inductor
+    # Inductor's own reduction config: 2048 x 1 on 16 warps, 4 elements per thread.
+    orig = ({"XBLOCK": 1, "R0_BLOCK": 2048}, 16, 1)
+    assert inductor.oversized_launch({"XBLOCK": 2, "R0_BLOCK": 2048}, 8, orig) == ""
+    why = inductor.oversized_launch({"XBLOCK": 8, "R0_BLOCK": 16384}, 1, orig)
+    assert "puts 4096 block elements on each thread (at most 256)" in why, why
+    # a file whose original config is already above the cap may keep that size
+    big = ({"XBLOCK": 1024, "R0_BLOCK": 64}, 1, 1)  # 2048 per thread
+    assert inductor.oversized_launch({"XBLOCK": 1024, "R0_BLOCK": 64}, 1, big) == ""
+    assert inductor.oversized_launch({"XBLOCK": 2048, "R0_BLOCK": 64}, 1, big) != ""
+
+
+def test_kernel_file_asks_for_a_local_search():
+    from kgate_worker import inductor
+    line = inductor.tune_line({"XBLOCK": 1024, "num_warps": 4, "num_stages": 1},
+                              {"xnumel": 1 << 20})
+    assert line.splitlines() == [
+        "# kgate:tune LAUNCH_XBLOCK=[256,512,1024,2048,4096] LAUNCH_NUM_WARPS=[1,2,4,8,16] "
+        "LAUNCH_NUM_STAGES=[1,2,3,4]",
+        "# kgate:tune-local"], line
+
+
+def test_amdahl_bound_never_below_one():
+    from kgate_worker import inductor
+    e = {"device_us": 10.0, "share": 0.5, "bytes": 40e6}  # 40 MB in 10 us at 2000 GB/s: 200 %
+    inductor.fill_bandwidth(e, 2000.0)
+    assert e["bandwidth_fraction"] == 2.0 and e["amdahl_bound"] == 1.0
+    e = {"device_us": 10.0, "share": 0.5, "bytes": 10e6}  # 50 % of copy bandwidth
+    inductor.fill_bandwidth(e, 2000.0)
+    assert e["bandwidth_fraction"] == 0.5
+    assert abs(e["amdahl_bound"] - 1 / (0.5 + 0.25)) < 1e-6

@@ -91,8 +91,12 @@ TEST(ConfigCatalog, PlanOrderBackendsAndSkips) {
   const PlanItem& softmax_cuda = plan.items[1];
   EXPECT_EQ(softmax_cuda.skip_reason, "");
   EXPECT_EQ(softmax_cuda.starter, fixture("good/native/starters/softmax.cu"));
+  // A KernelBench level without solutions starts from torch.compile's model: nothing skipped.
   EXPECT_EQ(plan.items[2].kind, "kernelbench");
-  EXPECT_FALSE(plan.items[2].skip_reason.empty());
+  EXPECT_EQ(plan.items[2].skip_reason, "");
+  ASSERT_TRUE(plan.items[2].native.has_value());
+  EXPECT_EQ(plan.items[2].native->kernelbench_mode, "compiled");
+  EXPECT_EQ(plan.items[2].starter, plan.items[2].native->path);
   const PlanItem& rms_host = plan.items[4];
   EXPECT_EQ(rms_host.backend, "host");
   EXPECT_EQ(rms_host.starter, fixture("good/native/starters/rms.cpp"));

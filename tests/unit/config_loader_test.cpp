@@ -289,6 +289,65 @@ TEST(ConfigLoader, SuiteRulesOnAgentsAndFailOn) {
 }
 
 // Whatever the bytes, the loaders report and return; they never throw.
+// A level file written into a scratch directory (levels resolve paths near themselves).
+std::string write_level(const std::string& name, const std::string& text) {
+  std::string dir = ::testing::TempDir() + "kgate_levels_" + std::to_string(getpid());
+  fs::create_directories(dir + "/root");
+  fs::create_directories(dir + "/sol");
+  std::string f = dir + "/" + name + ".yaml";
+  std::ofstream(f, std::ios::binary) << text;
+  return f;
+}
+
+TEST(ConfigLoader, KernelBenchStarterModes) {
+  const std::string head = "version: 1\nid: x\nkind: kernelbench\nroot: root\n";
+  Diagnostics d;
+  auto def = parse_level_file(write_level("def", head), d);
+  ASSERT_TRUE(def.has_value()) << d.str();
+  EXPECT_EQ(def->starter, "auto");  // a solution where there is one, else torch.compile's model
+  auto strict = parse_level_file(write_level("strict", head + "solutions: sol\nstarter: solutions\n"), d);
+  ASSERT_TRUE(strict.has_value());
+  EXPECT_EQ(strict->starter, "solutions");
+  auto compiled = parse_level_file(write_level("comp", head + "starter: compiled\n"), d);
+  EXPECT_EQ(compiled->starter, "compiled");
+  EXPECT_TRUE(d.empty()) << d.str();
+
+  Diagnostics bad;
+  parse_level_file(write_level("bad1", head + "starter: solutions\n"), bad);
+  parse_level_file(write_level("bad2", head + "starter: compild\n"), bad);
+  parse_level_file(write_level("bad3", "version: 1\nid: n\nkind: native\nroot: root\nstarter: compiled\n"), bad);
+  std::string all = bad.str();
+  EXPECT_NE(all.find("bad1.yaml:5:10: error: 'starter: solutions' needs a 'solutions' directory"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("bad2.yaml:5:10: error: 'starter' must be one of auto, compiled, solutions, got 'compild'"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("bad3.yaml:5:10: error: 'starter' is only used by kernelbench levels"), std::string::npos) << all;
+}
+
+TEST(ConfigLoader, LevelRootFromTheEnvironment) {
+  const std::string text = "version: 1\nid: x\nkind: kernelbench\nroot: ${KGATE_TEST_KB}/root\n";
+  ::unsetenv("KGATE_TEST_KB");
+  Diagnostics d;
+  auto unset = parse_level_file(write_level("env", text), d);
+  ASSERT_TRUE(unset.has_value());
+  EXPECT_TRUE(d.empty()) << d.str();  // unavailable here, not invalid
+  EXPECT_EQ(unset->root, "");
+  EXPECT_NE(unset->unavailable.find("uses ${KGATE_TEST_KB}, which is not set"), std::string::npos) << unset->unavailable;
+
+  std::string dir = fs::path(write_level("env", text)).parent_path().string();
+  ::setenv("KGATE_TEST_KB", dir.c_str(), 1);
+  auto set = parse_level_file(write_level("env", text), d);
+  ::unsetenv("KGATE_TEST_KB");
+  EXPECT_TRUE(d.empty()) << d.str();
+  EXPECT_EQ(set->unavailable, "");
+  EXPECT_EQ(set->root, (fs::path(dir) / "root").lexically_normal().string());
+
+  Diagnostics bad;
+  parse_level_file(write_level("env2", "version: 1\nid: x\nkind: kernelbench\nroot: ${KGATE_TEST_KB/root\n"), bad);
+  EXPECT_NE(bad.str().find("unterminated '${'"), std::string::npos) << bad.str();
+}
+
 TEST(ConfigLoader, MalformedInputNeverThrows) {
   const char* inputs[] = {
       "",

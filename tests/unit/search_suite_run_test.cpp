@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "report/record_io.h"
 #include "search/experiment_record.h"
 #include "search/experiment_repo.h"
 #include "search/journal.h"
@@ -549,6 +550,235 @@ TEST_F(SearchSuiteRun, HttpAgentWithoutItsKeyFailsCleanly) {
   ASSERT_EQ(ex.size(), 2u);
   EXPECT_EQ(ex[1]["verdict"], "agent_error");
   EXPECT_NE(ex[1]["reason"].get<std::string>().find("KGATE_TEST_UNSET_KEY"), std::string::npos);
+}
+
+// ---- compiled mode (dispatch-aware KernelBench) -------------------------------------------
+
+// torch.compile's model as a fake: `inventory` writes one kernel file per kernel (tunable
+// LAUNCH_XBLOCK, Inductor's choice 1024); a kernel's time is base + |log2(XBLOCK/best)|, the
+// model's the sum over the workspace's kernel files, with the candidate's own file (or a
+// best copy standing for its kernel) in place of the workspace's.
+struct FakeCompiled : CandidateEvaluator {
+  struct K { std::string name; double base; int best_block; double bound; };
+  static constexpr double kExtern = 5;  // us in extern calls, never searched
+  std::vector<K> kernels;
+  std::string ws, problem_path;
+  std::vector<std::string>* log;
+  FakeCompiled(std::vector<K> ks, std::string w, std::string pp, std::vector<std::string>* l)
+      : kernels(std::move(ks)), ws(std::move(w)), problem_path(std::move(pp)), log(l) {}
+
+  json inventory(const std::string& dir) override {
+    json inv = {{"inventory_version", 1}, {"kernels", json::array()}, {"externs", json::array()},
+                {"triton_share", 0.5}, {"model_device_us", 100.0}};
+    if (kernels.empty()) inv["no_triton_reason"] = "torch.compile generated no Triton kernels (1 C++ kernel on the CPU)";
+    for (const auto& k : kernels) {
+      std::ofstream(fs::path(dir) / (k.name + ".py"))
+          << "# kgate:kernel " << k.name << "\n# kgate:tune LAUNCH_XBLOCK=[64,128,256,512,1024,2048]\n"
+          << "# kgate:tune-local\nLAUNCH_XBLOCK = 1024\n\n@triton.jit\ndef " << k.name << "(x): pass\n";
+      inv["kernels"].push_back({{"name", k.name}, {"amdahl_bound", k.bound}, {"device_us", 10.0}});
+    }
+    return inv;
+  }
+  static std::string kernel_of(const std::string& path) {
+    std::string src = slurp(path);
+    auto at = src.find("# kgate:kernel ");
+    if (at == std::string::npos) return "";
+    return src.substr(at + 15, src.find('\n', at) - at - 15);
+  }
+  double kernel_cost(const K& k, const std::string& path, const Point& d) const {
+    Point p = parse_tune_space(slurp(path), path).default_point();
+    for (const auto& [n, v] : d) p[n] = v;
+    return k.base + std::abs(std::log2(std::stod(p.at("LAUNCH_XBLOCK")) / k.best_block));
+  }
+  // The model's time with `path` (a kernel file, or the problem file: no file of its own).
+  double model(const std::string& path, const Point& d) const {
+    const std::string own = path == problem_path ? "" : kernel_of(path);
+    double t = kExtern;
+    for (const auto& k : kernels)
+      t += k.name == own ? kernel_cost(k, path, d) : kernel_cost(k, ws + "/kernels/" + k.name + ".py", {});
+    return t;
+  }
+  double original() const {
+    double t = kExtern;
+    for (const auto& k : kernels) t += k.base + std::abs(std::log2(1024.0 / k.best_block));
+    return t;
+  }
+  gates::Timing timing(const std::string& c, const Point& d, const std::string& b) {
+    gates::Timing t;
+    t.candidate_us = model(c, d);
+    t.baseline_us = b.empty() ? original() : model(b, {});
+    t.speedup = t.baseline_us / t.candidate_us;
+    t.speedup_lo = t.speedup * 0.995;
+    t.speedup_hi = t.speedup * 1.005;
+    return t;
+  }
+  gates::CandidateVerdict evaluate(const std::string& c, const Point& d, const std::string& b) override {
+    log->push_back("evaluate " + kernel_of(c) + " " + format_point(d) + " vs " + (b.empty() ? "compiled" : kernel_of(b)));
+    gates::CandidateVerdict v;
+    for (auto g : {gates::Gate::kStatic, gates::Gate::kCorrectness, gates::Gate::kOracle}) {
+      gates::GateResult r;
+      r.gate = g;
+      r.status = gates::GateStatus::kPass;
+      v.gates.push_back(r);
+    }
+    v.passed = true;
+    v.timing = timing(c, d, b);
+    return v;
+  }
+  gates::Timing remeasure(const std::string& c, const Point& d, const std::string& b) override {
+    log->push_back("remeasure " + std::string(c == problem_path ? "problem" : c) + " vs " + (b.empty() ? "compiled" : b));
+    return timing(c, d, b);
+  }
+  std::string device_name() const override { return "fake-gpu"; }
+  std::map<std::string, gates::Timing> reference_timings(const std::string& c, const Point& d) override {
+    log->push_back("reference " + std::string(c == problem_path ? "problem" : c));
+    gates::Timing eager = timing(c, d, "");
+    eager.speedup = 3.0;
+    gates::Timing compiled = timing(c, d, "");
+    return {{"eager", eager}, {"compile", compiled}, {"compile-max-autotune", compiled}};
+  }
+};
+
+struct CompiledRun : SearchSuiteRun {
+  std::vector<FakeCompiled::K> kernels;
+  RunSummary run_compiled(bool resume = false, std::optional<int> max = {}) {
+    std::ofstream(dir / "p.py") << "class Model: pass\n";
+    RunItem it;
+    it.level = "kb";
+    it.problem_id = "p";
+    it.problem.id = "p";
+    it.problem.kind = "kernelbench";
+    it.problem.kernelbench_mode = "compiled";
+    it.problem.kernelbench_baseline = "compile";
+    it.problem.path = (dir / "p.py").string();
+    it.starter = it.problem.path;
+    it.problem_file = it.problem.path;
+    SuiteRunOptions o;
+    o.out = out.string();
+    o.suite = suite;
+    o.suite_path = "unit.yaml";
+    o.resume = resume;
+    o.seed = 42;
+    o.max_experiments = max;
+    o.interrupted = &stop;
+    std::string pp = it.problem.path;
+    SuiteRun r(o, {it}, [this, pp](const RunItem&, const std::string& ws, uint64_t) {
+      return std::make_unique<FakeCompiled>(kernels, ws, pp, &evaluated);
+    });
+    return r.run();
+  }
+  report::ProblemResult result() {
+    return json::parse(slurp(out / "results" / report::record_file_name("kb", "p"))).get<report::ProblemResult>();
+  }
+};
+
+TEST_F(CompiledRun, KernelsSearchedByAttainableGainAndKeptAsASet) {
+  suite.budget.max_consecutive_reverts = 2;
+  // b has the larger Amdahl bound: searched first; c cannot clear the keep threshold.
+  kernels = {{"triton_poi_a", 10, 256, 1.2}, {"triton_red_b", 20, 64, 1.5}, {"triton_poi_c", 5, 1024, 1.001}};
+  RunSummary s = run_compiled();
+  EXPECT_EQ(s.code, ExitCode::kPass);
+  auto ex = experiments("p");
+  ASSERT_GE(ex.size(), 4u);
+  EXPECT_EQ(ex[0]["verdict"], "baseline");
+  EXPECT_NE(ex[0]["description"].get<std::string>().find("3 Triton kernels"), std::string::npos) << ex[0]["description"];
+  std::vector<std::string> order;
+  for (size_t i = 1; i < ex.size(); ++i) {
+    std::string k = ex[i]["kernel"];
+    EXPECT_NE(k, "triton_poi_c") << "a kernel whose Amdahl bound is under the keep threshold was searched";
+    if (order.empty() || order.back() != k) order.push_back(k);
+    EXPECT_EQ(ex[i]["description"].get<std::string>().rfind(k + ": tune", 0), 0u) << ex[i]["description"];
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"triton_red_b", "triton_poi_a"}));
+  // Both kernels reached their best block; the workspace holds the set.
+  fs::path ws = out / "workspaces" / "p";
+  EXPECT_NE(slurp(ws / "kernels" / "triton_red_b.py").find("LAUNCH_XBLOCK = 64"), std::string::npos);
+  EXPECT_NE(slurp(ws / "kernels" / "triton_poi_a.py").find("LAUNCH_XBLOCK = 256"), std::string::npos);
+  EXPECT_NE(slurp(ws / "kernels" / "triton_poi_c.py").find("LAUNCH_XBLOCK = 1024"), std::string::npos);
+  EXPECT_TRUE(fs::exists(ws / "inventory.json"));
+  // a's experiments were measured against b's kept file (the workspace's), never the original
+  std::vector<std::string> of_a;
+  for (const auto& e : evaluated)
+    if (e.rfind("evaluate triton_poi_a", 0) == 0) of_a.push_back(e);
+  ASSERT_GE(of_a.size(), 3u);
+  EXPECT_NE(of_a[0].find("vs compiled"), std::string::npos) << of_a[0];  // experiment 0: A/A
+  for (size_t i = 1; i < of_a.size(); ++i) EXPECT_NE(of_a[i].find("vs triton_poi_a"), std::string::npos) << of_a[i];
+  // The final number: the workspace's kernel set (the problem file) against torch.compile's model.
+  EXPECT_NE(std::find(evaluated.begin(), evaluated.end(), "remeasure problem vs compiled"), evaluated.end());
+  report::ProblemResult r = result();
+  EXPECT_EQ(r.outcome, report::Outcome::kImproved) << r.reason;
+  EXPECT_EQ(r.mode, "compiled");
+  EXPECT_EQ(r.triton_kernels, 3);
+  EXPECT_EQ(r.kernels_searched, 2);
+  EXPECT_EQ(r.kernels_kept, 2);
+  EXPECT_NEAR(r.speedup, (5 + 10 + 2 + 20 + 4 + 5) / 40.0, 1e-9);
+  EXPECT_GT(r.compile_max_autotune_us, 0);
+  EXPECT_EQ(r.best_candidate, (ws / "kernels").string());
+}
+
+TEST_F(CompiledRun, NoTritonKernelsIsAFallbackToTheCompiledModel) {
+  kernels = {};
+  RunSummary s = run_compiled();
+  EXPECT_EQ(s.code, ExitCode::kPass);
+  auto ex = experiments("p");
+  ASSERT_EQ(ex.size(), 1u);  // the baseline: torch.compile's model through every gate
+  EXPECT_EQ(ex[0]["kernel"], "");
+  report::ProblemResult r = result();
+  EXPECT_EQ(r.outcome, report::Outcome::kFallback);
+  EXPECT_EQ(r.fallback_kind, "no-triton");
+  EXPECT_NE(r.reason.find("no Triton kernels"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.speedup, 1);
+  EXPECT_GT(r.eager_us, 0);
+  EXPECT_NE(std::find(evaluated.begin(), evaluated.end(), "reference problem"), evaluated.end());
+}
+
+TEST_F(CompiledRun, ExternDominatedAndNotFasterFallbacks) {
+  kernels = {{"triton_poi_a", 10, 1024, 1.004}};
+  run_compiled();
+  report::ProblemResult r = result();
+  EXPECT_EQ(r.outcome, report::Outcome::kFallback);
+  EXPECT_EQ(r.fallback_kind, "extern-dominated");
+  EXPECT_NE(r.reason.find("Triton kernels are 50.0% of the compiled model's GPU time"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.experiments, 0);
+
+  fs::remove_all(out);
+  evaluated.clear();
+  suite.budget.max_consecutive_reverts = 2;
+  kernels = {{"triton_poi_a", 10, 1024, 1.3}};  // Inductor's choice is already the best
+  run_compiled();
+  r = result();
+  EXPECT_EQ(r.outcome, report::Outcome::kFallback);
+  EXPECT_EQ(r.fallback_kind, "not-faster") << r.reason;
+  EXPECT_EQ(r.kernels_searched, 1);
+  EXPECT_EQ(r.kernels_kept, 0);
+  EXPECT_GE(r.experiments, 2);
+}
+
+TEST_F(CompiledRun, ResumeGoesOnWithTheSameKernel) {
+  suite.budget.max_consecutive_reverts = 2;
+  kernels = {{"triton_poi_a", 10, 256, 1.2}, {"triton_red_b", 20, 64, 1.5}};
+  run_compiled(false, 3);
+  auto first = experiments("p");
+  ASSERT_EQ(first.size(), 4u);
+  EXPECT_EQ(first[3]["kernel"], "triton_red_b");
+  // the same run, resumed with the budget back: nothing repeated, b finished, a searched
+  fs::remove(out / "results" / report::record_file_name("kb", "p"));
+  // drop the problem_done event so the resume searches on
+  std::string j = slurp(out / "journal.jsonl"), kept;
+  std::stringstream in(j);
+  for (std::string l; std::getline(in, l);)
+    if (l.find("\"problem_done\"") == std::string::npos && l.find("\"run_done\"") == std::string::npos) kept += l + "\n";
+  std::ofstream(out / "journal.jsonl", std::ios::trunc) << kept;
+  run_compiled(true, 12);
+  auto ex = experiments("p");
+  ASSERT_GT(ex.size(), first.size());
+  std::set<std::string> points;
+  for (size_t i = 1; i < ex.size(); ++i)
+    EXPECT_TRUE(points.insert(ex[i]["kernel"].get<std::string>() + " " + ex[i]["point"].dump()).second)
+        << "measured twice: " << ex[i]["kernel"] << " " << ex[i]["point"];
+  EXPECT_EQ(ex[4]["kernel"], "triton_red_b");
+  EXPECT_EQ(ex.back()["kernel"], "triton_poi_a");
+  EXPECT_EQ(result().kernels_kept, 2);
 }
 
 }  // namespace

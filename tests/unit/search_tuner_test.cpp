@@ -95,6 +95,36 @@ TEST(SearchTuner, LargeSpacesUseASpreadSampleAndStillConverge) {
   for (const auto& p : d.proposed) EXPECT_TRUE(seen.insert(format_point(p)).second);
 }
 
+// `kgate:tune-local` (kernel files around a compiler's own config): a large space is
+// searched outward from the default one axis step at a time, never by a random spread.
+TEST(SearchTuner, LocalSpacesDescendFromTheDefault) {
+  std::string src =
+      "# kgate:tune BLOCK=[16,32,64,128,256,512,1024,2048] ROWS=[1,2,4,8,16,32] PAD=[0,1,2,3]\n"
+      "# kgate:tune-local\nBLOCK = 128\nROWS = 8\nPAD = 0\n";
+  TuneSpace space = parse_tune_space(src, "k.py");
+  EXPECT_TRUE(space.local);
+  ASSERT_EQ(space.params.size(), 3u);  // the directive declares nothing itself
+  Tuner t(space, 5);
+  ASSERT_GT(t.space().size(), 64u);
+  // Every proposal is one axis step from the best so far (until the descent is exhausted).
+  Point best = t.space().default_point();
+  double best_cost = cost(best);
+  t.observe(best, true, best_cost);
+  for (int i = 0; i < 10; ++i) {
+    auto p = t.propose();
+    ASSERT_TRUE(p.has_value());
+    int moved = 0;
+    for (const auto& [k, v] : *p) moved += v != best.at(k);
+    EXPECT_EQ(moved, 1) << "proposal " << i << ": " << format_point(*p) << " from " << format_point(best);
+    double c = cost(*p);
+    bool keep = c < best_cost * 0.99;
+    if (keep) best = *p, best_cost = c;
+    t.observe(*p, keep, c);
+  }
+  EXPECT_EQ(best.at("BLOCK"), "256");
+  EXPECT_EQ(best.at("ROWS"), "4");
+}
+
 }  // namespace
 }  // namespace kgate::search
 

@@ -298,7 +298,7 @@ def tune_values(key: str, value: Any, numels: dict) -> list | None:
         return sorted({1, 2, 3, 4} | {value})
     if not (key.endswith("BLOCK") and _is_pow2(value)):
         return None
-    lo, hi = max(1, value // 8), value * 8
+    lo, hi = max(1, value // 4), value * 4
     for numel_name in _NUMEL_OF_BLOCK.get(key, ()):
         n = numels.get(numel_name)
         if isinstance(n, int) and n > 0:
@@ -327,7 +327,9 @@ def tune_line(launch: dict, numels: dict) -> str:
         vals = tune_values(g[len(LAUNCH):], v, numels)
         if vals:
             parts.append(f"{g}=[{','.join(str(x) for x in vals)}]")
-    return "# kgate:tune " + " ".join(parts) if parts else ""
+    # tune-local: Inductor's own config is the starting point; the tuner searches around
+    # it rather than from random far-away points (slow, often not compilable).
+    return "# kgate:tune " + " ".join(parts) + "\n# kgate:tune-local" if parts else ""
 
 
 def _describe_arg(a: dict) -> str:
@@ -786,7 +788,9 @@ def fill_bandwidth(e: dict, copy_bw_gbps: float) -> None:
     if us > 0 and copy_bw_gbps > 0:
         floor_us = e["bytes"] / (copy_bw_gbps * 1e3)
         e["bandwidth_fraction"] = round(floor_us / us, 6)
-        e["amdahl_bound"] = round(1.0 / (1.0 - share + share * floor_us / us), 6)
+        # `bytes` counts every tensor argument whole; a kernel reading part of a view
+        # (a split of a fused QKV buffer) shows over 100 %. The bound never goes below 1.
+        e["amdahl_bound"] = round(1.0 / (1.0 - share + share * min(1.0, floor_us / us)), 6)
     else:
         e["bandwidth_fraction"], e["amdahl_bound"] = 0.0, 1.0
 
@@ -912,6 +916,29 @@ def _locate(exc: BaseException, files: dict, fallback: str) -> str:
     return f"{fallback}: {msg}"
 
 
+MAX_ELEMENTS_PER_THREAD = 256
+
+
+def oversized_launch(kwargs: dict, warps, original: tuple) -> str:
+    """Why a launch config is not worth compiling ("" when it is): more block elements per
+    thread than MAX_ELEMENTS_PER_THREAD (or than the original config, when that is more)
+    makes Triton unroll and spill for minutes (R0_BLOCK 16384 x XBLOCK 8 on one warp ran
+    past a 120 s compile deadline on the H200) and can only be slower."""
+    def per_thread(kw: dict, w) -> float:
+        n = 1
+        for k, v in kw.items():
+            if k.endswith("BLOCK") and isinstance(v, int) and v > 0:
+                n *= v
+        return n / (32 * max(1, int(w or 4)))
+    cap = max(MAX_ELEMENTS_PER_THREAD, per_thread(original[0], original[1]))
+    got = per_thread(kwargs, warps)
+    if got <= cap:
+        return ""
+    blocks = " x ".join(f"{k} {v}" for k, v in kwargs.items() if k.endswith("BLOCK"))
+    return (f"launch config {blocks} on {int(warps or 4)} warps puts {got:.0f} block elements "
+            f"on each thread (at most {cap:.0f}): not compiled")
+
+
 def load_override(ov: Override, original_source: str) -> None:
     """PyCodeCache.load of the kernel text (Triton's JIT needs a real file); the
     CachingAutotuner is the global named after the jit function; its config pinned, its
@@ -931,6 +958,9 @@ def load_override(ov: Override, original_source: str) -> None:
         kwargs, warps, stages = launch_config(ov.tree)
     except source.SourceError as e:
         raise CompileFailure(f"{ov.path}:{e}") from None
+    why = oversized_launch(kwargs, warps, launch_config(ast.parse(original_source)))
+    if why:
+        raise CompileFailure(f"{ov.path}: {why}")
     try:
         mod = PyCodeCache.load(ov.text)
     except (Exception, SystemExit) as e:
