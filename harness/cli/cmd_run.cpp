@@ -102,6 +102,29 @@ ExitCode write_reports_hook(const std::string& out) {
 
 
 
+// --db, else $KGATE_HISTORY: the history database ("" = none).
+std::string history_db(const RunOptions& o) {
+  if (!o.db.empty()) return o.db;
+  const char* env = std::getenv("KGATE_HISTORY");
+  return env && *env ? env : "";
+}
+
+// Records the finished run in OUT into the history database, when there is one. A
+// history that cannot be written is an infrastructure error: the results are in OUT, but
+// a nightly that silently stops recording loses its trend.
+ExitCode record_history(const RunOptions& o, const std::string& out) {
+  const std::string db = history_db(o);
+  if (db.empty()) return ExitCode::kPass;
+  try {
+    report::History(db).record_run_dir(out);
+    log::info("recorded the run in " + db);
+    return ExitCode::kPass;
+  } catch (const Error& e) {
+    log::error(std::string("history ") + db + ": " + e.what());
+    return ExitCode::kInfra;
+  }
+}
+
 // The more severe of two run outcomes: interrupted > infrastructure > failure > pass.
 ExitCode worse(ExitCode a, ExitCode b) {
   auto rank = [](ExitCode c) {
@@ -219,6 +242,7 @@ ExitCode run_on_gpus(const RunOptions& o) {
     report::WrittenReports w = report::merge_dirs(dirs, o.out);
     code = worse(code, w.exit_code);
     log::info("merged " + std::to_string(n) + " GPU shards into " + o.out);
+    code = worse(code, record_history(o, o.out));
   } catch (const Error& e) {
     log::error(std::string("--gpus: merging the shards failed: ") + e.what());
     code = worse(code, ExitCode::kInfra);
@@ -275,14 +299,14 @@ ExitCode cmd_run(const RunOptions& o) {
     std::vector<std::string> ids;
     for (const auto* it : selected) ids.push_back(it->problem);
     std::map<std::string, double> costs;
-    if (!o.db.empty()) {
+    if (const std::string db = history_db(o); !db.empty()) {
       std::error_code ec;
-      if (!fs::is_regular_file(o.db, ec)) {
-        log::warn("--db " + o.db + ": no such database; sharding round-robin by id");
+      if (!fs::is_regular_file(db, ec)) {
+        log::warn("history " + db + ": no such database; sharding round-robin by id");
       } else {
-        costs = report::History(o.db).expected_cost_s(gpu);
+        costs = report::History(db).expected_cost_s(gpu);
         log::info("shard " + o.shard + ": balanced by the past wall time of " + std::to_string(costs.size()) +
-                  " problems from " + o.db);
+                  " problems from " + db);
       }
     }
     std::vector<std::string> mine_ids = report::shard_problems(ids, shard, costs);
@@ -359,6 +383,9 @@ ExitCode cmd_run(const RunOptions& o) {
   if (!summary.interrupted) {
     ExitCode reports = write_reports_hook(o.out);
     if (summary.code == ExitCode::kPass) summary.code = reports;
+    // A shard is recorded once merged (`kgate report --from MERGED --db`): its records
+    // alone would stand for the whole run.
+    if (o.shard.empty()) summary.code = worse(summary.code, record_history(o, o.out));
   }
 
   int improved = 0;

@@ -21,7 +21,8 @@ struct RunOptions {
   std::optional<uint64_t> seed;
   std::string shard;                 // "k/n"
   std::string run_id;                // "" = $KGATE_RUN_ID, else generated
-  std::string db;                    // history database: shard by expected cost
+  std::string db;                    // history database (else $KGATE_HISTORY): shards by
+                                     // expected cost; a whole run records itself there
   std::string gpus;                  // "0,1,...": one child run per GPU, merged into --out
 };
 ExitCode cmd_run(const RunOptions& o);

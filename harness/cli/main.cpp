@@ -46,7 +46,8 @@ int main(int argc, char** argv) {
                     "Run on several GPUs of this host: one shard per GPU (its own kgate-native, "
                     "CUDA_VISIBLE_DEVICES), merged into --out");
   c_run->add_option("--db", run.db,
-                    "History database (SQLite): --shard balances problems by their past wall time");
+                    "History database (SQLite; default $KGATE_HISTORY): a whole run records itself "
+                    "there, --shard balances problems by their past wall time");
   c_run->add_option("--run-id", run.run_id,
                     "Run id shared by every shard of one run (default: $KGATE_RUN_ID, else generated)");
 

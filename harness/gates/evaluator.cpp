@@ -425,11 +425,27 @@ struct Evaluator::Impl {
       throw InfraError(what + ": candidate " + candidate_path + " did not compile in a fresh worker: " +
                        (r.good() ? first_errors(r.result.value("log", std::string())) : r.describe()));
     }
+    std::string note;
+    if (m.compiled()) {
+      // Which kernel files this worker swapped in: a kept file equal to the fresh worker's
+      // own Inductor choice (its autotuning can pick differently) is not swapped.
+      std::string swapped, same;
+      for (const auto& n : r.result.value("overrides", Json::array()))
+        swapped += (swapped.empty() ? "" : ", ") + n.get<std::string>();
+      std::istringstream in(r.result.value("log", std::string()));
+      int unchanged = 0;
+      for (std::string l; std::getline(in, l);) unchanged += l.find("unchanged; not swapped") != std::string::npos;
+      note = (swapped.empty() ? std::string("no kernel file swapped in") : "swapped in: " + swapped) +
+             (unchanged ? "; " + std::to_string(unchanged) + " kernel file(s) equal to this worker's own Inductor choice" : "");
+      log::info(what + ": " + note);
+    }
     r = fresh.call("time", Json(m.time_params()), m.time_timeout());
     if (!r.good()) throw InfraError(what + ": timing failed: " + r.describe());
-    return judge_performance(r.result.get<protocol::TimeResult>(), m.timed_case_id(), m.opt.thresholds,
-                             m.bandwidth(dev), m.opt.measurement.min_samples)
-        .timing;
+    Timing t = judge_performance(r.result.get<protocol::TimeResult>(), m.timed_case_id(), m.opt.thresholds,
+                                 m.bandwidth(dev), m.opt.measurement.min_samples)
+                   .timing;
+    t.note = note;
+    return t;
   }
 };
 

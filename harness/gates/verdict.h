@@ -90,11 +90,14 @@ struct Timing {
   std::string timer;
   std::vector<double> baseline_samples_us;
   std::vector<double> candidate_samples_us;
+  // What was measured, when it is not plain (compiled mode: which kernel files the worker
+  // swapped in, and which it found equal to its own Inductor choice).
+  std::string note;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Timing, baseline_us, candidate_us, speedup,
                                                 speedup_lo, speedup_hi, p_value, verdict,
                                                 roofline_floor_us, pct_roofline, samples, timer,
-                                                baseline_samples_us, candidate_samples_us)
+                                                baseline_samples_us, candidate_samples_us, note)
 
 struct CandidateVerdict {
   int version = 1;

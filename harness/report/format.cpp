@@ -24,9 +24,9 @@ std::string us(double v) {
   return num(v, v < 10 ? 2 : 1) + " us";
 }
 
-std::string pct(double v) {
-  if (!(v > 0)) return "-";
-  return num(v, 1) + "%";
+std::string pct(double f) {
+  if (!(f > 0)) return "-";
+  return num(100.0 * f, 1) + "%";
 }
 
 std::string fraction_pct(double f) { return num(100.0 * f, 1) + "%"; }

@@ -11,7 +11,7 @@ std::string speedup(double v);                           // "1.234x"
 std::string speedup(const std::optional<double>& v);     // "-" when absent
 std::string speedup_ci(double v, double lo, double hi);  // "1.234x [1.200, 1.260]"
 std::string us(double v);                                // "12.3 us", "-" when 0
-std::string pct(double fraction_or_pct);                 // pct_roofline is 0..100: "65.0%"
+std::string pct(double fraction);                        // 0.65 -> "65.0%", "-" when not > 0 (pct_roofline is a fraction)
 std::string fraction_pct(double fraction);               // 0.51 -> "51.0%"
 std::string short_sha(const std::string& sha);           // first 10 chars
 

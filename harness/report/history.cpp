@@ -84,6 +84,9 @@ History::History(const std::string& path) : path_(path) {
   }
   sqlite3_busy_timeout(db_, 10000);  // shards of one CI run may record at once
   try {
+    // Write-ahead log: readers (a shard planning its partition) never block the writer (a
+    // finished run recording itself), and a crash mid-write leaves the last commit intact.
+    exec("PRAGMA journal_mode=WAL");
     exec(kSchema);
     Stmt get(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
     if (get.step()) {

@@ -103,7 +103,7 @@ std::string html_report(const Summary& s) {
     labels.push_back(row.record->level + "/" + row.record->problem);
     speedups.push_back(row.correct ? row.record->speedup
                                    : std::numeric_limits<double>::quiet_NaN());
-    roofline.push_back(row.record->pct_roofline);
+    roofline.push_back(100 * row.record->pct_roofline);  // records hold a fraction
   }
   b += svg::horizontal_bars("Speedup per problem (correct results)", labels, speedups, 1.0, "x");
   b += svg::horizontal_bars("Roofline per problem", labels, roofline, 0, "%");

@@ -39,6 +39,7 @@ nlohmann::json json_report(const Summary& s) {
   j["kind"] = "kgate-report";
   j["run"] = *s.info;
   j["result"] = {{"pipeline_failed", s.pipeline_failed},
+                 {"exit_code", to_int(s.exit_code)},
                  {"correctness_regressions", s.correctness_regressions},
                  {"performance_regressions", s.performance_regressions},
                  {"gate_failures", s.gate_failures},

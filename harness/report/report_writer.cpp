@@ -86,7 +86,7 @@ WrittenReports write_reports(const RunRecords& run, const std::string& out_dir) 
   w.performance_regressions = s.performance_regressions;
   w.gate_failures = s.gate_failures;
   w.errors = s.errors;
-  w.exit_code = s.pipeline_failed ? ExitCode::kGateFailure : ExitCode::kPass;
+  w.exit_code = s.exit_code;
   return w;
 }
 

@@ -20,8 +20,7 @@ struct WrittenReports {
   int performance_regressions = 0;
   int gate_failures = 0;
   int errors = 0;
-  // kGateFailure when pipeline_failed, else kPass (errors of single problems are reported
-  // in the files; the caller decides whether they are infrastructure errors).
+  // Summary::exit_code: the status every report states (report::exit_code_of).
   ExitCode exit_code = ExitCode::kPass;
 };
 

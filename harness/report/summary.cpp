@@ -62,7 +62,13 @@ std::string to_string(Outcome o) { return nlohmann::json(o).get<std::string>(); 
 
 FailureKind classify(const ProblemResult& r, RunKind kind) {
   switch (r.outcome) {
-    case Outcome::kError: return FailureKind::kError;
+    case Outcome::kError:
+      // A gate's "no" (the starter's math is wrong) is a gate failure with its gate and
+      // case; a problem with no verdict, or a gate that could not run (crash, timeout,
+      // worker fault), is an infrastructure error.
+      for (const auto& g : r.gates)
+        if (g.status == gates::GateStatus::kFail) return FailureKind::kGateFailure;
+      return FailureKind::kError;
     case Outcome::kSkipped: return FailureKind::kSkipped;
     case Outcome::kRegressed:
       if (first_failed_gate(r, false))
@@ -78,6 +84,16 @@ FailureKind classify(const ProblemResult& r, RunKind kind) {
       return FailureKind::kNone;
   }
   return FailureKind::kError;
+}
+
+ExitCode exit_code_of(const std::vector<FailureKind>& failures, bool fail_on_performance) {
+  bool infra = false, failed = false;
+  for (FailureKind k : failures) {
+    if (k == FailureKind::kError) infra = true;
+    if (k == FailureKind::kCorrectnessRegression || k == FailureKind::kGateFailure) failed = true;
+    if (k == FailureKind::kPerformanceRegression && fail_on_performance) failed = true;
+  }
+  return infra ? ExitCode::kInfra : failed ? ExitCode::kGateFailure : ExitCode::kPass;
 }
 
 bool is_correct(const ProblemResult& r) {
@@ -108,6 +124,7 @@ namespace {
 
 struct Accumulator {
   LevelSummary s;
+  bool gate_performance = false;  // a performance regression counts as a JUnit failure
   std::vector<double> speedups, vs_eager, vs_compile, vs_max_autotune;
 
   void add(const ProblemRow& row) {
@@ -127,9 +144,8 @@ struct Accumulator {
       if (r.outcome == Outcome::kFallback && !r.fallback_kind.empty()) ++s.fallback_kinds[r.fallback_kind];
     }
     if (row.failure == FailureKind::kError) ++s.error_count;
-    if (row.failure == FailureKind::kCorrectnessRegression ||
-        row.failure == FailureKind::kPerformanceRegression ||
-        row.failure == FailureKind::kGateFailure)
+    if (row.failure == FailureKind::kCorrectnessRegression || row.failure == FailureKind::kGateFailure ||
+        (row.failure == FailureKind::kPerformanceRegression && gate_performance))
       ++s.failures;
     if (!row.correct) return;
     ++s.correct;
@@ -189,6 +205,7 @@ Summary summarize(const RunRecords& run) {
   for (const auto& row : sum.rows) {
     Accumulator& acc = levels[row.record->level];
     acc.s.level = row.record->level;
+    acc.gate_performance = overall.gate_performance = run.info.fail_on_performance;
     acc.add(row);
     overall.add(row);
     switch (row.failure) {
@@ -201,8 +218,10 @@ Summary summarize(const RunRecords& run) {
   }
   for (auto& [id, acc] : levels) sum.levels.push_back(acc.finish());
   sum.overall = overall.finish();
-  sum.pipeline_failed = sum.correctness_regressions > 0 || sum.gate_failures > 0 ||
-                        (run.info.fail_on_performance && sum.performance_regressions > 0);
+  std::vector<FailureKind> kinds;
+  for (const auto& row : sum.rows) kinds.push_back(row.failure);
+  sum.exit_code = exit_code_of(kinds, run.info.fail_on_performance);
+  sum.pipeline_failed = sum.exit_code != ExitCode::kPass;
   return sum;
 }
 

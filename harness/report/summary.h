@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/exit_code.h"
 #include "report/record.h"
 #include "report/run_info.h"
 
@@ -42,6 +43,12 @@ std::string to_string(Outcome o);
 bool is_correct(const ProblemResult& r);
 FailureKind classify(const ProblemResult& r, RunKind kind);
 
+// The one outcome -> exit status policy (DESIGN.md §6), used by every reporter and by the
+// run's own exit code alike: any infrastructure error (a problem without a verdict, a
+// crash or timeout) is kInfra; else a failed gate or a correctness regression is
+// kGateFailure, a performance regression too when `fail_on_performance`; else kPass.
+ExitCode exit_code_of(const std::vector<FailureKind>& failures, bool fail_on_performance);
+
 struct ProblemRow {
   const ProblemResult* record = nullptr;  // points into the RunRecords summarized
   FailureKind failure = FailureKind::kNone;
@@ -69,7 +76,8 @@ struct LevelSummary {
   double fast_p[kFastPCount] = {0, 0, 0, 0};         // fractions in [0, 1]
   int fast_p_count[kFastPCount] = {0, 0, 0, 0};
   double wall_s = 0;
-  int failures = 0;   // JUnit <failure> count (regressions + gate failures)
+  int failures = 0;   // JUnit <failure> count (correctness regressions, gate failures, and
+                      // performance regressions when the suite gates on them)
   int error_count = 0;  // JUnit <error> count
 };
 
@@ -82,9 +90,12 @@ struct Summary {
   int performance_regressions = 0;
   int gate_failures = 0;
   int errors = 0;
-  // What the pipeline should say: correctness regressions and gate failures always fail;
-  // performance regressions only when the suite opts in (RunInfo::fail_on_performance).
-  bool pipeline_failed = false;
+  // What the pipeline should say (exit_code_of over the rows): infrastructure errors,
+  // correctness regressions and gate failures always fail; performance regressions only
+  // when the suite opts in (RunInfo::fail_on_performance). Every report and the exit code
+  // of `kgate run`/`report`/`merge`/`check` say the same.
+  ExitCode exit_code = ExitCode::kPass;
+  bool pipeline_failed = false;  // exit_code != kPass
   // The worst rows first: correctness regressions, gate failures, errors, performance
   // regressions (slowest first); at most `limit`. For annotations.
   std::vector<const ProblemRow*> worst(size_t limit) const;

@@ -49,8 +49,18 @@ std::string task_markdown(const AgentContext& ctx) {
        "1. Edit only `" + ctx.candidate + "`. Every other file in this directory is hashed "
        "before and after your turn; any change, new file or deletion is undone and the "
        "experiment is recorded as a violation.\n"
-       "2. Keep the entry point and its ABI (`kgate_run` over `kgate_tensor`, see "
-       "kgate/kernel.h): same inputs, same outputs, return 0 on success.\n"
+       + (ctx.kernel.empty()
+              ? std::string("2. Keep the entry point and its ABI (`kgate_run` over `kgate_tensor`, see "
+                            "kgate/kernel.h): same inputs, same outputs, return 0 on success.\n")
+              : "2. `" + ctx.candidate + "` is Inductor's Triton kernel `" + ctx.kernel +
+                    "` of torch.compile's model; your version replaces it in the live compiled "
+                    "model. Keep its launch signature and honour the call-site contract in the "
+                    "file's header exactly (argument order, shapes, strides and offsets baked "
+                    "into the indexing, dtypes, `in_out_ptr` arguments updated in place, no "
+                    "allocations the wrapper does not know of). The kernel runs with the "
+                    "`LAUNCH_*` values written in the file; cuBLAS/cuDNN calls of the model "
+                    "are not yours to change. The model-level gates decide, on the whole "
+                    "model with your kernel in place.\n") +
        "3. The gates run every shape of the problem's sweep (including odd sizes such as "
        "1023 and 1537), several secret seeds, adversarial magnitudes and every declared "
        "dtype; outputs are poisoned with NaN beforehand, inputs must be left unmodified, "

@@ -29,6 +29,9 @@ struct AgentContext {
   double best_speedup = 1;    // best vs starter
   double keep_threshold = 1.01;
   std::string log_path;       // where an external agent's output goes (outside the workspace)
+  // Compiled mode: the Inductor Triton kernel the candidate file holds ("" otherwise); the
+  // task then explains the kernel file's contract instead of the kgate_run ABI.
+  std::string kernel;
   const std::atomic<bool>* interrupted = nullptr;
 };
 

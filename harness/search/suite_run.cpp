@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "gates/static_gate.h"
 #include "report/record_io.h"
+#include "report/summary.h"
 #include "search/agent.h"
 #include "search/budget_plan.h"
 #include "search/experiment_record.h"
@@ -120,7 +121,6 @@ struct Problem {
   std::unique_ptr<CandidateEvaluator> eval;
   std::unique_ptr<Agent> agent;
   double budget_s = 0;
-  bool infra_error = false;
   std::string degenerate;  // KernelBench: why the problem cannot tell wrong from right
   // Compiled mode (dispatch-aware KernelBench): torch.compile's model is the starter, each
   // Inductor Triton kernel a file under kernels/, searched one kernel at a time.
@@ -587,6 +587,7 @@ struct SuiteRun::Impl {
     c.backend = opt.backend;
     c.workspace = p.ws;
     c.candidate = p.candidate_rel;
+    c.kernel = p.kernel;
     c.problem_file = kProblemFile;
     c.experiment = n;
     c.history_tsv = results_tsv(p.records);
@@ -868,7 +869,7 @@ struct SuiteRun::Impl {
       res.outcome = t.speedup_lo > threshold ? report::Outcome::kImproved : report::Outcome::kMatched;
       if (res.outcome == report::Outcome::kMatched)
         res.reason = "the final re-measure did not confirm the speedup (lower bound " +
-                     fmt(t.speedup_lo, "%.3f") + "x)";
+                     fmt(t.speedup_lo, "%.3f") + "x" + (t.note.empty() ? "" : "; " + t.note) + ")";
     }
     if (!p.degenerate.empty() && res.outcome == report::Outcome::kImproved) {
       res.outcome = report::Outcome::kMatched;
@@ -971,7 +972,6 @@ struct SuiteRun::Impl {
               {"infra", true}, {"time", utc_now("%Y-%m-%dT%H:%M:%SZ")}};
     journal->append(e);
     p.done = res;
-    p.infra_error = true;
     write_result(res);
   }
 
@@ -1092,17 +1092,15 @@ struct SuiteRun::Impl {
     }
 
     summary.interrupted = interrupted(opt.interrupted);
-    bool any_error = false, any_infra = false;
+    std::vector<report::FailureKind> kinds;
     for (auto& p : problems) {
       if (!p.done) continue;
       summary.results.push_back(*p.done);
-      if (p.done->outcome == report::Outcome::kError) any_error = true;
-      if (p.infra_error) any_infra = true;
+      kinds.push_back(report::classify(*p.done, report::RunKind::kRun));
     }
-    if (summary.interrupted) summary.code = ExitCode::kInterrupted;
-    else if (any_infra) summary.code = ExitCode::kInfra;
-    else if (any_error) summary.code = ExitCode::kGateFailure;
-    else summary.code = ExitCode::kPass;
+    // The reports' own policy: the exit code and every report tell the same story.
+    summary.code = summary.interrupted ? ExitCode::kInterrupted
+                                       : report::exit_code_of(kinds, opt.suite.fail_on.performance);
     if (!summary.interrupted) journal->append({{"event", "run_done"}, {"exit", to_int(summary.code)},
                                                {"time", utc_now("%Y-%m-%dT%H:%M:%SZ")}});
     for (const auto& r : summary.results)

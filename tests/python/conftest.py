@@ -161,3 +161,14 @@ def relu_worker(relu_module_worker):
     (tests may load other problems; the state is restored for the next test)."""
     restore_relu(relu_module_worker)
     return relu_module_worker
+
+
+def skip_module_without_cuda() -> None:
+    """A CUDA test module's guard: skipped without a GPU, except that KGATE_REQUIRE_GPU=1
+    (tools/gpu-session.sh) turns the skip into a failure, so a GPU runner cannot pass the
+    module by not running it."""
+    import torch
+    if not torch.cuda.is_available():
+        if os.environ.get("KGATE_REQUIRE_GPU") == "1":
+            raise RuntimeError("KGATE_REQUIRE_GPU=1 but torch sees no CUDA device")
+        pytest.skip("no CUDA device", allow_module_level=True)

@@ -12,12 +12,9 @@ import shutil
 import pytest
 import torch
 
-from conftest import FIXTURES, Worker
+from conftest import skip_module_without_cuda, FIXTURES, Worker
 
-if not torch.cuda.is_available():
-    if os.environ.get("KGATE_REQUIRE_GPU") == "1":
-        raise RuntimeError("KGATE_REQUIRE_GPU=1 but torch sees no CUDA device")
-    pytest.skip("no CUDA device", allow_module_level=True)
+skip_module_without_cuda()
 
 PROBLEM = FIXTURES / "inductor" / "pointwise_reduction.py"
 TOL = dict(atol=1e-4, rtol=1e-4)

@@ -9,12 +9,9 @@ import os
 import pytest
 import torch
 
-from conftest import CAND, KB, Worker
+from conftest import skip_module_without_cuda, CAND, KB, Worker
 
-if not torch.cuda.is_available():
-    if os.environ.get("KGATE_REQUIRE_GPU") == "1":
-        raise RuntimeError("KGATE_REQUIRE_GPU=1 but torch sees no CUDA device")
-    pytest.skip("no CUDA device", allow_module_level=True)
+skip_module_without_cuda()
 
 FAST = dict(warmup_s=0.02, min_time_s=0.1, max_time_s=3.0, min_samples=20,
             max_samples=5000, target_rse=0.01, flush_l2=True, input_sets=2)

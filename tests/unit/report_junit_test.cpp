@@ -42,7 +42,9 @@ TEST(ReportJunit, OneSuitePerLevelAndElementPerOutcome) {
   auto* root = doc.FirstChildElement("testsuites");
   ASSERT_TRUE(root);
   EXPECT_STREQ(root->Attribute("tests"), "8");
-  EXPECT_STREQ(root->Attribute("failures"), "2");
+  // The performance regression does not gate this suite (fail_on.performance is off), so
+  // like the exit code JUnit does not fail it.
+  EXPECT_STREQ(root->Attribute("failures"), "1");
   EXPECT_STREQ(root->Attribute("errors"), "1");
 
   std::map<std::string, std::string> kind_of;  // problem -> child element[type]
@@ -67,7 +69,23 @@ TEST(ReportJunit, OneSuitePerLevelAndElementPerOutcome) {
   }
   EXPECT_EQ(suites, 3);
   EXPECT_EQ(kind_of["12_Matmul"], "failure:CorrectnessRegression");
-  EXPECT_EQ(kind_of["12_Gemm_Multiply_LeakyReLU"], "failure:PerformanceRegression");
+  EXPECT_EQ(kind_of["12_Gemm_Multiply_LeakyReLU"], "pass");
+  const std::string xml = junit_xml(summarize(run));
+  EXPECT_NE(xml.find("performance regression, not failing (the suite's fail_on.performance is off)"),
+            std::string::npos);
+  // A suite that gates on performance: the same regression is a <failure>.
+  run.info.fail_on_performance = true;
+  tinyxml2::XMLDocument gated;
+  ASSERT_EQ(gated.Parse(junit_xml(summarize(run)).c_str()), tinyxml2::XML_SUCCESS);
+  EXPECT_STREQ(gated.FirstChildElement("testsuites")->Attribute("failures"), "2");
+  bool perf_failure = false;
+  for (auto* s = gated.FirstChildElement("testsuites")->FirstChildElement("testsuite"); s;
+       s = s->NextSiblingElement("testsuite"))
+    for (auto* tc = s->FirstChildElement("testcase"); tc; tc = tc->NextSiblingElement("testcase"))
+      if (std::string(tc->Attribute("name")) == "12_Gemm_Multiply_LeakyReLU")
+        perf_failure = tc->FirstChildElement("failure") != nullptr &&
+                       std::string(tc->FirstChildElement("failure")->Attribute("type")) == "PerformanceRegression";
+  EXPECT_TRUE(perf_failure);
   EXPECT_EQ(kind_of["1_Conv2D_ReLU_BiasAdd"], "error");
   EXPECT_EQ(kind_of["44_MiniGPTBlock"], "skipped");
   EXPECT_EQ(kind_of["23_Softmax"], "pass");

@@ -97,11 +97,16 @@ TEST(ReportSummary, ClassifiesFailures) {
 
 TEST(ReportSummary, PerformanceRegressionFailsOnlyWhenTheSuiteSaysSo) {
   RunRecords run = load_run_dir(fixture("run_basic"));
-  // Drop the correctness regression: only the performance regression is left.
+  // The infrastructure error alone fails the run (exit 3, as `kgate run` itself exits).
   std::erase_if(run.results, [](const ProblemResult& r) { return r.problem == "12_Matmul"; });
+  EXPECT_EQ(summarize(run).exit_code, ExitCode::kInfra);
+  // Drop it too: only the performance regression is left.
+  std::erase_if(run.results, [](const ProblemResult& r) { return r.problem == "1_Conv2D_ReLU_BiasAdd"; });
   EXPECT_FALSE(summarize(run).pipeline_failed);
+  EXPECT_EQ(summarize(run).exit_code, ExitCode::kPass);
   run.info.fail_on_performance = true;
   EXPECT_TRUE(summarize(run).pipeline_failed);
+  EXPECT_EQ(summarize(run).exit_code, ExitCode::kGateFailure);
 }
 
 TEST(ReportSummary, CheckRunsReportGateFailures) {

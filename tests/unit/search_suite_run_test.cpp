@@ -18,6 +18,7 @@
 
 #include "core/error.h"
 #include "report/record_io.h"
+#include "search/agent.h"
 #include "search/experiment_record.h"
 #include "search/experiment_repo.h"
 #include "search/journal.h"
@@ -157,7 +158,7 @@ struct SearchSuiteRun : ::testing::Test {
     return it;
   }
 
-  RunSummary run(std::vector<RunItem> items, bool resume = false, std::optional<int> max = {}) {
+  SuiteRunOptions options(bool resume, std::optional<int> max) {
     SuiteRunOptions o;
     o.out = out.string();
     o.suite = suite;
@@ -166,7 +167,11 @@ struct SearchSuiteRun : ::testing::Test {
     o.seed = 42;
     o.max_experiments = max;
     o.interrupted = &stop;
-    SuiteRun r(o, std::move(items), [this](const RunItem& it, const std::string&, uint64_t) {
+    return o;
+  }
+
+  RunSummary run(std::vector<RunItem> items, bool resume = false, std::optional<int> max = {}) {
+    SuiteRun r(options(resume, max), std::move(items), [this](const RunItem& it, const std::string&, uint64_t) {
       ++made[it.problem_id];
       auto e = std::make_unique<FakeEvaluator>(&evaluated, it.problem_id, &live);
       e->promotions = &promotions;
@@ -653,16 +658,8 @@ struct CompiledRun : SearchSuiteRun {
     it.problem.path = (dir / "p.py").string();
     it.starter = it.problem.path;
     it.problem_file = it.problem.path;
-    SuiteRunOptions o;
-    o.out = out.string();
-    o.suite = suite;
-    o.suite_path = "unit.yaml";
-    o.resume = resume;
-    o.seed = 42;
-    o.max_experiments = max;
-    o.interrupted = &stop;
     std::string pp = it.problem.path;
-    SuiteRun r(o, {it}, [this, pp](const RunItem&, const std::string& ws, uint64_t) {
+    SuiteRun r(options(resume, max), {it}, [this, pp](const RunItem&, const std::string& ws, uint64_t) {
       return std::make_unique<FakeCompiled>(kernels, ws, pp, &evaluated);
     });
     return r.run();
@@ -779,6 +776,22 @@ TEST_F(CompiledRun, ResumeGoesOnWithTheSameKernel) {
   EXPECT_EQ(ex[4]["kernel"], "triton_red_b");
   EXPECT_EQ(ex.back()["kernel"], "triton_poi_a");
   EXPECT_EQ(result().kernels_kept, 2);
+}
+
+TEST(TaskMarkdown, CompiledModeExplainsTheKernelContract) {
+  AgentContext c;
+  c.problem = "23_Softmax";
+  c.backend = "cuda";
+  c.candidate = "kernels/triton_red_fused__softmax_0.py";
+  c.problem_file = "problem.yaml";
+  std::string native = task_markdown(c);
+  EXPECT_NE(native.find("kgate_run"), std::string::npos);
+  c.kernel = "triton_red_fused__softmax_0";
+  std::string compiled = task_markdown(c);
+  EXPECT_EQ(compiled.find("kgate_run"), std::string::npos);
+  EXPECT_NE(compiled.find("is Inductor's Triton kernel `triton_red_fused__softmax_0`"), std::string::npos) << compiled;
+  EXPECT_NE(compiled.find("call-site contract"), std::string::npos);
+  EXPECT_NE(compiled.find("LAUNCH_*"), std::string::npos);
 }
 
 }  // namespace

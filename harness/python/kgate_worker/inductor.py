@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import source
+from . import lint, source
 
 INVENTORY_VERSION = 1
 COMPILE_MODES = {"default": None,
@@ -99,14 +99,7 @@ def kernel_category(name: str, src: str) -> str:
 
 
 def _dotted(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
+    return lint.dotted(node) or ""
 
 
 def _async_compile_def(node: ast.stmt) -> tuple[str, str, ast.Call] | None:

@@ -71,7 +71,8 @@ def _imports(tree: ast.Module) -> dict[str, str]:
     return bound
 
 
-def _dotted(node: ast.AST) -> str | None:
+def dotted(node: ast.AST) -> str | None:
+    """'a.b.c' for a Name/Attribute chain, None for anything else."""
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -107,7 +108,7 @@ def _self_modules(cls: ast.ClassDef, bound: dict[str, str]) -> dict[str, str]:
     for node in ast.walk(cls):
         if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
             continue
-        d = _dotted(node.value.func)
+        d = dotted(node.value.func)
         if d is None:
             continue
         resolved = _resolve(d, bound)
@@ -146,7 +147,7 @@ def _ops_in(nodes: list[ast.AST], bound: dict[str, str],
                 root = _root_of(func)
                 if _is_triton(root, bound):
                     continue
-                d = _dotted(func)
+                d = dotted(func)
                 if d is not None and _is_torch_module_class(_resolve(d, bound)):
                     continue  # nn.Conv2d(...) constructs parameters, it computes nothing
                 name = normalize_op(func.attr)
@@ -242,7 +243,7 @@ def lint(tree: ast.Module, ref_op: str | None) -> list[Finding]:
             for m in mods:
                 _check_import(m, node.lineno, add)
         elif isinstance(node, ast.Attribute):
-            d = _dotted(node)
+            d = dotted(node)
             if d is not None:
                 r = _resolve(d, bound)
                 if r.endswith(_STREAM_SUFFIXES) or d.endswith(_STREAM_SUFFIXES):
@@ -290,14 +291,14 @@ def _check_patch(target: ast.Attribute, line: int, bound: dict[str, str], add) -
         return
     top = bound[root].split(".")[0]
     if top in _PATCH_ROOTS:
-        d = _dotted(target)
+        d = dotted(target)
         shown = _resolve(d, bound) if d else bound[root] + ".<...>"
         add(line, "monkeypatch", f"assigns to {shown} (patching {top} is not allowed)")
 
 
 def _check_call(node: ast.Call, bound: dict[str, str], add) -> None:
     func = node.func
-    d = _dotted(func)
+    d = dotted(func)
     resolved = _resolve(d, bound) if d else None
     if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and node.args:
         root = _root_of(node.args[0])

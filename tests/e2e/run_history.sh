@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# A whole `kgate run` records itself in the history database (--db, else $KGATE_HISTORY),
+# twice into one database (two runs, WAL mode); a shard does not (it is recorded once
+# merged); a history that cannot be written fails the run with exit 3, its results kept.
+source "$(dirname "$0")/run_lib.sh.inc"  # tests/e2e/run_lib.sh.inc
+run() { local rc=0; "$KGATE_BIN" run "$SUITES/tiny.yaml" --seed 7 --max-experiments 1 "$@" > "$T/log" 2>&1 || rc=$?; echo "$rc"; }
+[ "$(run --out "$T/a" --db "$T/h.db" --run-id first)" = 0 ] || { cat "$T/log"; fail "run 1"; }
+[ "$(KGATE_HISTORY="$T/h.db" run --out "$T/b" --run-id second)" = 0 ] || { cat "$T/log"; fail "run 2"; }
+grep -q "recorded the run in $T/h.db" "$T/log" || { cat "$T/log"; fail "run 2 did not say it recorded"; }
+[ "$(KGATE_HISTORY="$T/h.db" run --out "$T/c" --run-id third --shard 1/1)" = 0 ] || { cat "$T/log"; fail "shard"; }
+python3 - "$T/h.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+ids = sorted(r[0] for r in db.execute("SELECT run_id FROM runs"))
+assert ids == ["first", "second"], ids   # the shard is recorded once merged, not by itself
+print("history runs:", ids)
+PY
+mkdir -p "$T/dir.db"  # a directory where the database should be: unwritable even for root
+rc=$(run --out "$T/d" --db "$T/dir.db" --run-id fourth)
+[ "$rc" = 3 ] || { cat "$T/log"; fail "an unwritable history exited $rc, not 3"; }
+grep -q "history $T/dir.db" "$T/log" || { cat "$T/log"; fail "no error naming the database"; }
+[ -f "$T/d/results/tiny__tiny_softmax.json" ] || fail "results lost when the history failed"
+echo "PASS: runs record themselves in the history"
