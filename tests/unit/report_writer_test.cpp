@@ -97,8 +97,9 @@ TEST(ReportWriter, EveryReportAndTheExitCodeAgree) {
                  xml.find(std::string("<") + el + "/>") != std::string::npos;
       EXPECT_EQ(has, std::string(c.junit) == el) << c.name << ": <" << el << ">\n" << xml;
     }
-    if (std::string(c.name) == "starter-wrong-math")  // the gate and the case, in JUnit
+    if (std::string(c.name) == "starter-wrong-math") {  // the gate and the case, in JUnit
       EXPECT_NE(xml.find("seed=7/f32"), std::string::npos) << xml;
+    }
   }
 }
 
