@@ -1,5 +1,6 @@
 // kgate: the orchestrator CLI. Parses the command line into an options struct per
 // subcommand and maps escaping errors to the one exit-code enum.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -8,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "config/suggest.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "kgate/build_info.h"
@@ -30,6 +32,7 @@ int main(int argc, char** argv) {
   bool quiet = false, verbose = false;
   app.add_flag("-q,--quiet", quiet, "Only warnings and errors");
   app.add_flag("-v,--verbose", verbose, "Debug output");
+  app.fallthrough();  // -q / -v after the subcommand too: `kgate run SUITE -q`
 
   RunOptions run;
   auto* c_run = app.add_subcommand("run", "Run a suite: bounded agent search per problem, all gates");
@@ -126,6 +129,19 @@ int main(int argc, char** argv) {
   c_doctor->add_option("--gpu", doctor.gpu, "GPU target id");
   c_doctor->add_option("--out", doctor.out, "Write the calibration JSON here");
 
+  // An unknown command is named as such (CLI11 would say "A subcommand is required").
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.empty() || a[0] == '-') continue;
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), a) != names.end()) break;
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    std::fprintf(stderr, "kgate: unknown command '%s'%s (commands: %s; kgate --help)\n", a.c_str(),
+                 kgate::config::did_you_mean(a, names).c_str(), list.c_str());
+    return kgate::to_int(ExitCode::kUsage);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -51,6 +51,8 @@ Options detect(bool quiet, bool verbose) {
   o.verbose = verbose;
   o.ci = env_true("CI") || env_true("GITHUB_ACTIONS") || std::getenv("JENKINS_URL") != nullptr;
   o.tty = isatty(STDERR_FILENO) == 1 && !o.ci;
+  const char* no_colour = std::getenv("NO_COLOR");
+  o.colour = o.tty && !(no_colour && *no_colour);
   return o;
 }
 
@@ -63,13 +65,14 @@ void write(Level level, std::string_view message) {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_opts.tty) {
     std::fputs("\r\033[K", stderr);  // clear a progress bar line
-    const char* colour = level == Level::kError  ? "\033[31m"
-                         : level == Level::kWarn ? "\033[33m"
-                                                 : "";
+    const char* colour = !g_opts.colour          ? ""
+                         : level == Level::kError ? "\033[31m"
+                         : level == Level::kWarn  ? "\033[33m"
+                                                  : "";
     if (level == Level::kInfo || level == Level::kDebug) {
       std::fprintf(stderr, "%.*s\n", static_cast<int>(message.size()), message.data());
     } else {
-      std::fprintf(stderr, "%skgate: %s:\033[0m %.*s\n", colour, level_name(level),
+      std::fprintf(stderr, "%skgate: %s:%s %.*s\n", colour, level_name(level), g_opts.colour ? "\033[0m" : "",
                    static_cast<int>(message.size()), message.data());
     }
   } else {

@@ -14,9 +14,10 @@ struct Options {
   bool verbose = false;
   bool ci = false;   // timestamped plain lines, no progress bar, no colour
   bool tty = false;  // stderr is a terminal
+  bool colour = false;  // tty and NO_COLOR unset (no-color.org)
 };
 
-// Reads CI / GITHUB_ACTIONS / JENKINS_URL and isatty(stderr).
+// Reads CI / GITHUB_ACTIONS / JENKINS_URL, NO_COLOR and isatty(stderr).
 Options detect(bool quiet, bool verbose);
 void configure(const Options& opts);
 const Options& options();

@@ -62,6 +62,21 @@ TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(kgate("run x.yaml --backend rocm").rc, 2);
 }
 
+// An unknown command is named (with a suggestion), not "A subcommand is required"; the
+// global -q/-v work after the subcommand too.
+TEST(Cli, UnknownCommandIsNamedAndGlobalFlagsGoAnywhere) {
+  Result r = kgate("frobnicate x");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("unknown command 'frobnicate'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("commands: run, check"), std::string::npos) << r.out;
+  Result typo = kgate("rnu suites/demo.yaml");
+  EXPECT_NE(typo.out.find("(did you mean 'run'?)"), std::string::npos) << typo.out;
+  EXPECT_EQ(kgate("validate " + fixture("good") + " -q").rc, 0);
+  EXPECT_EQ(kgate("-q validate " + fixture("good")).rc, 0);
+  Result v = kgate("validate " + fixture("good") + " --plan -v");
+  EXPECT_EQ(v.rc, 0) << v.out;
+}
+
 // Whether a subcommand is built yet or not, pointing it at files that do not exist is a
 // usage error; one that is not built says so.
 TEST(Cli, UnbuiltOrMissingInputsExitTwo) {
