@@ -86,12 +86,16 @@ FailureKind classify(const ProblemResult& r, RunKind kind) {
   return FailureKind::kError;
 }
 
+bool is_failing(FailureKind k, bool fail_on_performance) {
+  return k == FailureKind::kCorrectnessRegression || k == FailureKind::kGateFailure ||
+         (k == FailureKind::kPerformanceRegression && fail_on_performance);
+}
+
 ExitCode exit_code_of(const std::vector<FailureKind>& failures, bool fail_on_performance) {
   bool infra = false, failed = false;
   for (FailureKind k : failures) {
-    if (k == FailureKind::kError) infra = true;
-    if (k == FailureKind::kCorrectnessRegression || k == FailureKind::kGateFailure) failed = true;
-    if (k == FailureKind::kPerformanceRegression && fail_on_performance) failed = true;
+    infra = infra || k == FailureKind::kError;
+    failed = failed || is_failing(k, fail_on_performance);
   }
   return infra ? ExitCode::kInfra : failed ? ExitCode::kGateFailure : ExitCode::kPass;
 }
@@ -144,9 +148,7 @@ struct Accumulator {
       if (r.outcome == Outcome::kFallback && !r.fallback_kind.empty()) ++s.fallback_kinds[r.fallback_kind];
     }
     if (row.failure == FailureKind::kError) ++s.error_count;
-    if (row.failure == FailureKind::kCorrectnessRegression || row.failure == FailureKind::kGateFailure ||
-        (row.failure == FailureKind::kPerformanceRegression && gate_performance))
-      ++s.failures;
+    if (is_failing(row.failure, gate_performance)) ++s.failures;
     if (!row.correct) return;
     ++s.correct;
     if (r.speedup > 0) speedups.push_back(r.speedup);

@@ -49,6 +49,11 @@ FailureKind classify(const ProblemResult& r, RunKind kind);
 // kGateFailure, a performance regression too when `fail_on_performance`; else kPass.
 ExitCode exit_code_of(const std::vector<FailureKind>& failures, bool fail_on_performance);
 
+// Whether a row fails the pipeline as a failure (exit 1, JUnit <failure>, a level's
+// `failures`): a correctness regression or a gate failure always, a performance
+// regression when the suite gates on performance. Errors are exit 3 (JUnit <error>).
+bool is_failing(FailureKind k, bool fail_on_performance);
+
 struct ProblemRow {
   const ProblemResult* record = nullptr;  // points into the RunRecords summarized
   FailureKind failure = FailureKind::kNone;
