@@ -429,12 +429,10 @@ struct Evaluator::Impl {
     if (m.compiled()) {
       // Which kernel files this worker swapped in: a kept file equal to the fresh worker's
       // own Inductor choice (its autotuning can pick differently) is not swapped.
-      std::string swapped, same;
+      std::string swapped;
       for (const auto& n : r.result.value("overrides", Json::array()))
         swapped += (swapped.empty() ? "" : ", ") + n.get<std::string>();
-      std::istringstream in(r.result.value("log", std::string()));
-      int unchanged = 0;
-      for (std::string l; std::getline(in, l);) unchanged += l.find("unchanged; not swapped") != std::string::npos;
+      const size_t unchanged = r.result.value("unchanged", Json::array()).size();
       note = (swapped.empty() ? std::string("no kernel file swapped in") : "swapped in: " + swapped) +
              (unchanged ? "; " + std::to_string(unchanged) + " kernel file(s) equal to this worker's own Inductor choice" : "");
       log::info(what + ": " + note);

@@ -409,7 +409,7 @@ def test_cpu_inventory_compile_check_time(cw, name):
         assert [x["name"] for x in inv["externs"]] == ["addmm"]
     assert kdir.is_dir() and list(kdir.iterdir()) == []
     r = w.ok("compile", slot="candidate", source_path=str(KB / name), timeout=300)
-    assert r["compiled"] and r["overrides"] == [] and r["kernel"] == "", r
+    assert r["compiled"] and r["overrides"] == [] and r["unchanged"] == [] and r["kernel"] == "", r
     b = w.ok("compile", slot="baseline", source_path=str(KB / name),
              defines={"KGATE_BASELINE": "candidate"})
     assert b["compiled"] and b["baseline"] == "candidate"

@@ -83,6 +83,7 @@ def test_unchanged_kernel_files_drop(session):
     name = inv["kernels"][0]["name"]
     r = w.ok("compile", slot="candidate", source_path=str(kdir / f"{name}.py"))
     assert r["compiled"] and r["overrides"] == [] and r["kernel"] == name, r
+    assert name in r["unchanged"], r
     c = _check(w)
     assert c["return_code"] == 0 and all(o["over_tol"] == 0 for o in c["outputs"]), c
 

@@ -657,12 +657,14 @@ class Worker:
                 raise inductor.CompileFailure(f"{p.path}: {ref.error}")
             originals = ref.originals()
             overrides = []
+            unchanged: list = []
             for name, (fpath, ftext, ftree) in inductor.override_set(
                     p.kernels_dir, path, own, text, tree).items():
                 if name in originals and inductor.same_ast(
                         ftree, ast.parse(originals[name])):
                     log_lines.append(f"{fpath}: {name} is Inductor's kernel unchanged; "
                                      "not swapped")
+                    unchanged.append(name)
                     continue
                 overrides.append(inductor.Override(name, fpath, ftext, ftree))
             for ov in overrides:
@@ -682,7 +684,8 @@ class Worker:
         self.slots[slot] = CompiledSlot(slot, model, path, torch.float32)
         res = {"compiled": True, "log": "\n".join(log_lines),
                "defines_applied": sorted(matched),
-               "overrides": [ov.name for ov in overrides], "kernel": own or ""}
+               "overrides": [ov.name for ov in overrides], "unchanged": unchanged,
+               "kernel": own or ""}
         if overrides:
             res["kernel_check"] = kernel_check
         return res
