@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "gates/evaluator.h"
+#include "report/format.h"
 #include "report/record_io.h"
 
 namespace fs = std::filesystem;
@@ -19,23 +20,14 @@ using nlohmann::json;
 namespace kgate::cli {
 namespace {
 
-std::string pct(double f) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f%%", 100 * f);
-  return b;
-}
-
-std::string num(double v, const char* f) {
-  char b[32];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
+using report::fmt::fraction_pct;
+using report::fmt::num;
 
 std::string human_bytes(double b) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB"};
   int i = 0;
   while (b >= 1024 && i < 3) b /= 1024, ++i;
-  return num(b, i == 0 ? "%.0f" : "%.1f") + " " + unit[i];
+  return num(b, i == 0 ? 0 : 1) + " " + unit[i];
 }
 
 void print_inventory(const std::string& problem, const json& inv) {
@@ -48,8 +40,9 @@ void print_inventory(const std::string& problem, const json& inv) {
   std::printf("  %zu Triton kernel%s, %zu extern call%s", ks.size(), ks.size() == 1 ? "" : "s", ex.size(),
               ex.size() == 1 ? "" : "s");
   if (model_us > 0)
-    std::printf("; model GPU time %s us per call, Triton %s, extern %s", num(model_us, "%.2f").c_str(),
-                pct(inv.value("triton_share", 0.0)).c_str(), pct(inv.value("extern_share", 0.0)).c_str());
+    std::printf("; model GPU time %s us per call, Triton %s, extern %s", num(model_us, 2).c_str(),
+                fraction_pct(inv.value("triton_share", 0.0)).c_str(),
+                fraction_pct(inv.value("extern_share", 0.0)).c_str());
   std::printf("\n");
   if (!inv.value("no_triton_reason", std::string()).empty())
     std::printf("  no Triton kernels: %s\n", inv.value("no_triton_reason", std::string()).c_str());
@@ -61,10 +54,11 @@ void print_inventory(const std::string& problem, const json& inv) {
       if (name.size() > 56) name = name.substr(0, 53) + "...";
       double us = k.value("device_us", 0.0);
       std::printf("  %-56s %-21s %5d %9s %7s %10s %7s %7s\n", name.c_str(), k.value("category", "").c_str(),
-                  k.value("calls", 0), us > 0 ? num(us, "%.2f").c_str() : "-",
-                  us > 0 ? pct(k.value("share", 0.0)).c_str() : "-", human_bytes(k.value("bytes", 0.0)).c_str(),
-                  us > 0 ? pct(k.value("bandwidth_fraction", 0.0)).c_str() : "-",
-                  us > 0 ? num(k.value("amdahl_bound", 1.0), "%.3fx").c_str() : "-");
+                  k.value("calls", 0), us > 0 ? num(us, 2).c_str() : "-",
+                  us > 0 ? fraction_pct(k.value("share", 0.0)).c_str() : "-",
+                  human_bytes(k.value("bytes", 0.0)).c_str(),
+                  us > 0 ? fraction_pct(k.value("bandwidth_fraction", 0.0)).c_str() : "-",
+                  us > 0 ? report::fmt::speedup(k.value("amdahl_bound", 1.0)).c_str() : "-");
     }
   }
   if (!ex.empty()) {
@@ -72,8 +66,8 @@ void print_inventory(const std::string& problem, const json& inv) {
     for (const auto& e : ex) {
       double us = e.value("device_us", 0.0);
       std::printf("  %-56s %-21s %5d %9s %7s\n", e.value("name", "").c_str(), e.value("kind", "").c_str(),
-                  e.value("calls", 1), us > 0 ? num(us, "%.2f").c_str() : "-",
-                  us > 0 ? pct(e.value("share", 0.0)).c_str() : "-");
+                  e.value("calls", 1), us > 0 ? num(us, 2).c_str() : "-",
+                  us > 0 ? fraction_pct(e.value("share", 0.0)).c_str() : "-");
     }
   }
   const json other = inv.value("other_kernels", json::array());

@@ -110,11 +110,7 @@ ExitCode cmd_validate(const ValidateOptions& o) {
       std::printf("\n");
       // A suite over a level this machine cannot use (its checkout is not here) is valid;
       // it is only not plannable here.
-      std::string why;
-      for (const auto& lid : s.levels)
-        if (const config::LevelConfig* l = cat.level(lid); l && !l->unavailable.empty() && why.empty())
-          why = "level '" + lid + "' " + l->unavailable;
-      if (!why.empty()) {
+      if (std::string why = config::unavailable_reason(cat, s); !why.empty()) {
         std::printf("suite %s: not planned here: %s\n", s.id.c_str(), why.c_str());
         continue;
       }

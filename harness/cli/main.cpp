@@ -130,11 +130,11 @@ int main(int argc, char** argv) {
   c_doctor->add_option("--out", doctor.out, "Write the calibration JSON here");
 
   // An unknown command is named as such (CLI11 would say "A subcommand is required").
+  std::vector<std::string> names;
+  for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a.empty() || a[0] == '-') continue;
-    std::vector<std::string> names;
-    for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
     if (std::find(names.begin(), names.end(), a) != names.end()) break;
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;

@@ -424,8 +424,18 @@ std::vector<const PlanItem*> Plan::for_gpu(std::string_view gpu_id) const {
   return out;
 }
 
+std::string unavailable_reason(const Catalog& cat, const Suite& suite) {
+  std::string why;
+  for (const auto& lid : suite.levels)
+    if (const LevelConfig* l = cat.level(lid); l && !l->unavailable.empty())
+      why += (why.empty() ? "" : "; ") + ("level '" + lid + "' " + l->unavailable + " (" + l->loc.str() + ")");
+  return why;
+}
+
 Plan plan_suite(const Catalog& cat, const Suite& suite) {
   Diagnostics d;
+  if (std::string why = unavailable_reason(cat, suite); !why.empty())
+    d.error(suite.loc, "suite '" + suite.id + "' cannot be used here: " + why);
   std::vector<LevelProblem> problems;
   // Two levels may select the same problem file (a demo subset and "all"): run it once.
   std::set<std::string> taken;
@@ -439,11 +449,7 @@ Plan plan_suite(const Catalog& cat, const Suite& suite) {
               "suite '" + suite.id + "' names level '" + lid + "', which is not defined");
       continue;
     }
-    if (!l->unavailable.empty()) {
-      d.error(suite.loc, "suite '" + suite.id + "' names level '" + lid + "', which cannot be used here: " +
-                             l->unavailable + " (" + l->loc.str() + ")");
-      continue;
-    }
+    if (!l->unavailable.empty()) continue;  // reported once below
     for (const auto& p : selected_problems(cat, *l)) add(p);
   }
   for (const auto& pid : suite.problems) {

@@ -87,6 +87,12 @@ struct Plan {
 // Resolves a suite against the catalog. Throws UsageError if the suite names a level,
 // problem or GPU the catalog does not have (load_catalog reports those first).
 Plan plan_suite(const Catalog& cat, const Suite& suite);
+
+// Why the suite cannot be planned on this machine ("" = it can): every level it names that
+// is unavailable here (LevelConfig::unavailable), "level 'ID' REASON (FILE:LINE)" each,
+// joined by "; ".
+// plan_suite reports it as an error; `kgate validate --plan` as "not planned here".
+std::string unavailable_reason(const Catalog& cat, const Suite& suite);
 // Loads the suite file, its repository's configs and problems, and plans it. Throws
 // UsageError listing every configuration error.
 Plan plan_suite_file(const std::string& suite_path);

@@ -362,9 +362,13 @@ struct SuiteRun::Impl {
   // ---- compiled mode ------------------------------------------------------------------------
   // The kernel file `k` becomes the candidate: its starter copy is the file as the inventory
   // wrote it (the baseline commit's), its best copy the workspace's (the branch is at the best).
+  static std::string kernel_rel(const std::string& k) {
+    return (fs::path(gates::kKernelsDir) / (k + ".py")).generic_string();
+  }
+
   void select_kernel(Problem& p, const std::string& k) {
     p.kernel = k;
-    p.candidate_rel = (fs::path(gates::kKernelsDir) / (k + ".py")).generic_string();
+    p.candidate_rel = kernel_rel(k);
     fs::path state = fs::absolute(fs::path(opt.out) / "state" / p.item->problem_id);
     p.starter_copy = (state / "starter" / p.candidate_rel).string();
     p.best_copy = (state / "best" / p.candidate_rel).string();
@@ -382,14 +386,12 @@ struct SuiteRun::Impl {
     p.kernel_order.clear();
     p.fallback_kind.clear();
     p.fallback_reason.clear();
-    struct K { std::string name; double bound; int order; };
-    std::vector<K> ks;
-    int order = 0;
+    struct K { std::string name; double bound; };
+    std::vector<K> ks;  // call order; the stable sort below keeps it among equal bounds
     bool profiled = false;
     for (const auto& k : inv.value("kernels", json::array())) {
-      double bound = k.value("amdahl_bound", 0.0);
       if (k.value("device_us", 0.0) > 0) profiled = true;
-      ks.push_back({k.value("name", ""), bound, order++});
+      ks.push_back({k.value("name", ""), k.value("amdahl_bound", 0.0)});
     }
     const double threshold = opt.suite.gates.keep_threshold;
     if (ks.empty()) {
@@ -532,7 +534,7 @@ struct SuiteRun::Impl {
       const json ks = p.inventory.value("kernels", json::array());
       if (!ks.empty()) {
         p.kernel = ks.front().value("name", "");
-        p.candidate_rel = (fs::path(gates::kKernelsDir) / (p.kernel + ".py")).generic_string();
+        p.candidate_rel = kernel_rel(p.kernel);
       }
       r.kernel = p.kernel;
       r.description = "baseline: " + describe_inventory(p.inventory);
