@@ -8,14 +8,14 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: tests pytest bench matmul doctor kbbench kbrun smoke onerun dispatch study timers
+#   steps: tests pytest bench matmul doctor kbbench kbrun smoke onerun sweep dispatch study timers
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb)
 #   STEP_S_<step>=N caps a step's seconds (defaults below).
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
 root="$PWD"
-steps="${*:-tests pytest bench matmul doctor kbbench kbrun smoke onerun dispatch study timers}"
+steps="${*:-tests pytest bench matmul doctor kbbench kbrun smoke onerun sweep dispatch study timers}"
 has() { [[ " $steps " == *" $1 "* ]]; }
 cap() { local v="STEP_S_$1"; echo "${!v:-$2}"; }
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -147,6 +147,20 @@ if has onerun; then
     --gpu h200 --out "$OUT/onerun-$id" > "$OUT/onerun-$id.log" 2>&1
   stamp "kgate run $id rc=$?"; tail -30 "$OUT/onerun-$id.log"
   [ -n "$copy" ] && rm -f "$copy"
+fi
+if has sweep; then
+  # `kgate profile` of every official problem of SWEEP_LEVELS (default: all three), SWEEP_P
+  # at a time (compiles are CPU-bound; the GPU is shared, so these times are not
+  # measurements), then the compiled-mode plan per problem (tools/sweep_summary.py).
+  kb="${KERNELBENCH_ROOT:-$root/.kb}/KernelBench"
+  for lv in ${SWEEP_LEVELS:-level1 level2 level3}; do
+    mkdir -p "$OUT/sweep/$lv"
+    ls "$kb/$lv"/*.py | head -n "${SWEEP_MAX:-1000}" | xargs -P "${SWEEP_P:-8}" -I{} sh -c \
+      'n=$(basename "{}" .py); /usr/bin/time -f "profile wall %e s" timeout '"$(cap sweep_problem 240)"' \
+         "$0" profile "{}" --json "$1/$n.json" > "$1/$n.txt" 2>&1' "$B/kgate" "$OUT/sweep/$lv"
+    stamp "sweep $lv done"
+  done
+  python3 tools/sweep_summary.py "$OUT/sweep" --json "$OUT/sweep/summary.json" | tee "$OUT/sweep-summary.txt"
 fi
 if has dispatch; then
   # Dispatch-aware mode on the official KernelBench, unmodified (KERNELBENCH_ROOT, default
