@@ -180,7 +180,13 @@ def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | None:
 
 
 def reference_op(problem_tree: ast.Module) -> str | None:
-    """The single op of a single-op problem (normalized), else None."""
+    """The single op of a single-op problem (normalized), else None.
+
+    A single-op problem's forward is that one op and nothing else: one distinct op, no
+    arithmetic on tensors, no other calls (a custom submodule, a helper function, a lambda), no
+    control flow. A GEMM followed by a scaling, a conv inside a fusion, LayerNorm inside a
+    transformer block are not single-op problems: calling cuBLAS/cuDNN for their op is
+    what a dispatch-aware candidate does."""
     cls = _find_class(problem_tree, "Model")
     if cls is None:
         return None
@@ -189,11 +195,74 @@ def reference_op(problem_tree: ast.Module) -> str | None:
         return None
     bound = _imports(problem_tree)
     self_mods = _self_modules(cls, bound)
-    ops = {op for op, _ in _ops_in(list(fwd.body), bound, self_mods)}
+    calls = _ops_in(list(fwd.body), bound, self_mods)
+    ops = {op for op, _ in calls}
     if len(ops) != 1:
         return None
     op = next(iter(ops))
-    return None if op in _CONTAINERS else op
+    if op in _CONTAINERS or _does_more(fwd, bound, self_mods):
+        return None
+    return op
+
+
+_CONTROL_FLOW = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+                 ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp,
+                 ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.IfExp)
+
+
+def _does_more(fwd: ast.FunctionDef, bound: dict[str, str],
+               self_mods: dict[str, str]) -> bool:
+    """True when forward does anything besides its op call and data movement: arithmetic
+    or comparisons on values (not on sizes inside view/reshape arguments or subscripts),
+    calls that are neither torch ops nor data movement (custom submodules, methods,
+    helper functions), control flow."""
+    shape_args: set[int] = set()  # nodes inside a non-compute call's arguments / a slice
+    for node in ast.walk(fwd):
+        if isinstance(node, ast.Call):
+            name = (node.func.attr if isinstance(node.func, ast.Attribute)
+                    else node.func.id if isinstance(node.func, ast.Name) else "")
+            if normalize_op(name) in _NON_COMPUTE:
+                for a in list(node.args) + [k.value for k in node.keywords]:
+                    shape_args.update(id(n) for n in ast.walk(a))
+        elif isinstance(node, ast.Subscript):
+            shape_args.update(id(n) for n in ast.walk(node.slice))
+        elif isinstance(node, ast.keyword):
+            shape_args.update(id(n) for n in ast.walk(node.value)
+                              if isinstance(n, (ast.BinOp, ast.UnaryOp)))
+    body = list(fwd.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, _CONTROL_FLOW) or isinstance(node, ast.AugAssign):
+                return True
+            if id(node) in shape_args:
+                continue
+            if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.MatMult):
+                return True
+            if isinstance(node, (ast.Compare, ast.BoolOp)):
+                return True
+            if isinstance(node, ast.UnaryOp) and not isinstance(node.operand, ast.Constant):
+                return True
+            if isinstance(node, ast.Call) and not _known_call(node, bound, self_mods):
+                return True
+    return False
+
+
+def _known_call(node: ast.Call, bound: dict[str, str], self_mods: dict[str, str]) -> bool:
+    """A torch op, a tensor method, an nn module of self, or data movement; not a custom
+    submodule, a method of the model, a lambda attribute or a helper function."""
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        if isinstance(func.value, ast.Name) and func.value.id == "self":
+            return func.attr in self_mods and self_mods[func.attr] not in _CONTAINERS
+        return True  # torch.x / F.x / tensor.method
+    if isinstance(func, ast.Name):
+        if normalize_op(func.id) in _NON_COMPUTE:
+            return True
+        target = bound.get(func.id)
+        return bool(target) and target.split(".")[0] == "torch"
+    return False
 
 
 def lint(tree: ast.Module, ref_op: str | None) -> list[Finding]:

@@ -69,6 +69,7 @@ class Problem:
         self.tree = tree
         self.variant_applied = variant_applied
         self.ref_op = lint.reference_op(tree)
+        self.reference_op_rule = True  # False: the A/A mode (the candidate is the reference)
         self.init_inputs: list = []
         self.master: dict = {}
         self.ref_model = None
@@ -371,6 +372,7 @@ class Worker:
         if compile_mode not in COMPILE_MODES:
             raise bad_request(f"unknown problem.compile_mode '{compile_mode}' (expected "
                               f"{' or '.join(COMPILE_MODES)})")
+        ref_rule = param(spec, "reference_op_rule", "bool", True, where="problem.")
         self._ensure_device()
         self._reset()
 
@@ -401,6 +403,7 @@ class Worker:
             raise bad_request(source.located_exception(e, path)) from None
         p = Problem(path, module, tree, applied)
         p.mode, p.compile_mode = mode, compile_mode
+        p.reference_op_rule = ref_rule
         p.kernels_dir = os.path.abspath(kernels_dir) if kernels_dir else ""
         self.problem = p
         try:
@@ -449,7 +452,8 @@ class Worker:
         return {"inputs": inputs, "outputs": outputs, "variant_applied": p.variant_applied,
                 "degenerate": degenerate_reason([(i, _as_outputs(o)) for i, o in runs]),
                 "init_inputs": _short_repr(p.init_inputs),
-                "reference_op": p.ref_op or "", "mode": p.mode}
+                "reference_op": p.ref_op or "", "reference_op_rule": p.reference_op_rule,
+                "mode": p.mode}
 
     # ---- inventory (compiled mode) --------------------------------------------------
     def _compiled_reference(self, p: Problem):
@@ -495,23 +499,27 @@ class Worker:
                 raise bad_request(f"define name '{k}' is not a Python identifier")
             if not isinstance(v, str):
                 raise bad_request(f"define '{k}' must be a string value")
+        ref_rule = param(params, "reference_op_rule", "bool", None)
         p = self._need_problem()
+        if ref_rule is None:
+            ref_rule = p.reference_op_rule
         self.slots.pop(slot, None)  # a failed compile leaves the slot empty
         path = os.path.abspath(path)
         t0 = time.perf_counter()
         with torch.no_grad():
             if slot == "baseline":
-                res = self._compile_baseline(p, path, defines)
+                res = self._compile_baseline(p, path, defines, ref_rule)
             elif p.mode == "compiled":
                 res = self._compile_compiled(p, path, defines)
             else:
-                res = self._compile_candidate(p, path, defines)
+                res = self._compile_candidate(p, path, defines, ref_rule=ref_rule)
         res.setdefault("findings", [])
         res.setdefault("cache_hit", False)
         res["compile_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
         return res
 
-    def _compile_baseline(self, p: Problem, path: str, defines: dict) -> dict:
+    def _compile_baseline(self, p: Problem, path: str, defines: dict,
+                          ref_rule: bool = True) -> dict:
         mode_name = defines.get("KGATE_BASELINE", "eager")
         if mode_name == "candidate":
             # The search's current best (a ModelNew file) as the baseline: keep/revert
@@ -520,7 +528,8 @@ class Worker:
             if p.mode == "compiled":
                 res = self._compile_compiled(p, path, rest, slot="baseline")
             else:
-                res = self._compile_candidate(p, path, rest, slot="baseline")
+                res = self._compile_candidate(p, path, rest, slot="baseline",
+                                              ref_rule=ref_rule)
             res["baseline"] = "candidate"
             return res
         if mode_name not in BASELINE_MODES:
@@ -579,7 +588,7 @@ class Worker:
         return {"compiled": True, "log": "", "baseline": mode_name, "cache_hit": cache_hit}
 
     def _compile_candidate(self, p: Problem, path: str, defines: dict,
-                           slot: str = "candidate") -> dict:
+                           slot: str = "candidate", ref_rule: bool = True) -> dict:
         if not os.path.isfile(path):
             return {"compiled": False, "log": f"{path}: no such file"}
         try:
@@ -589,12 +598,15 @@ class Worker:
             return {"compiled": False, "log": str(e)}
         except (OSError, UnicodeDecodeError) as e:
             return {"compiled": False, "log": f"{path}: {e}"}
-        findings = lint.lint(tree, p.ref_op)
+        findings = lint.lint(tree, p.ref_op if ref_rule else None)
         if findings:
             return {"compiled": False, "findings": [f.as_dict() for f in findings],
                     "log": "".join(f"{path}:{f.line}: [{f.rule}] {f.message}\n"
                                    for f in findings)}
         log_lines = []
+        if p.ref_op and not ref_rule:
+            log_lines.append(f"{path}: reference-op rule exempt (reference_op_rule: false); "
+                             "every other rule applied")
         values = {k: source.parse_value(v) for k, v in defines.items()}
         matched = source.rewrite_assignments(tree, values) if values else set()
         for name in sorted(set(values) - matched):
@@ -626,7 +638,8 @@ class Worker:
                                  f"{source.exception_message(e)}")
         self.slots[slot] = Slot(slot, cand, path)
         return {"compiled": True, "log": "\n".join(log_lines), "weights_copied": copied,
-                "defines_applied": sorted(matched)}
+                "defines_applied": sorted(matched),
+                "rules_exempt": ["reference-op"] if not ref_rule else []}
 
     def _compile_compiled(self, p: Problem, path: str, defines: dict,
                           slot: str = "candidate") -> dict:
