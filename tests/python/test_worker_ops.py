@@ -294,14 +294,22 @@ def test_internal_errors_keep_serving(relu_worker, tmp_path):
         "    def forward(self, x):\n"
         "        if x.dtype == torch.float64:\n"
         "            raise RuntimeError('no double here')\n"
+        "        if x.shape[0] == 5:\n"
+        "            raise RuntimeError('no float32 either')\n"
         "        return x + 1\n\n"
-        "def get_inputs():\n    return [torch.randn(4)]\n\n"
+        "draws = [0]\n\n"
+        "def get_inputs():\n    draws[0] += 1\n"
+        "    return [torch.randn(4 if draws[0] <= 3 else 5)]\n\n"
         "def get_init_inputs():\n    return []\n")
-    relu_worker.ok("load_problem", problem={"id": "p", "kind": "kernelbench", "path": str(p)})
+    # a reference failing in float64 only is judged against its float32 self
+    r = relu_worker.ok("load_problem", problem={"id": "p", "kind": "kernelbench",
+                                                "path": str(p)})
+    assert "no double here" in r["oracle_skip"]
     relu_worker.ok("compile", slot="baseline", source_path=str(p))
-    resp = relu_worker.request("check", slot="baseline", cases=[{"case_id": "c", "seed": 1}])
+    # one failing in float32 too is the worker's own error
+    resp = relu_worker.request("check", slot="baseline", cases=[{"case_id": "c", "seed": 3}])
     assert resp["ok"] is False and resp["error"]["kind"] == "internal"
-    assert "no double here" in resp["error"]["message"]
+    assert "no float32 either" in resp["error"]["message"]
     # still alive and serving
     relu_worker.send_raw("garbage")
     assert relu_worker.read()["error"]["kind"] == "bad_request"

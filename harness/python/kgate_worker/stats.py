@@ -72,12 +72,28 @@ def _f(x: torch.Tensor | float) -> float:
     return v
 
 
-def compare(name: str, got, want: torch.Tensor, atol: float, rtol: float) -> dict:
-    """Per-output error record of `got` (any dtype) against the float64 `want`."""
+COMPARE_CHUNK = 1 << 24  # elements per pass: float64 temporaries of 128 MiB, not of the output
+
+
+def is_exact_dtype(dt: torch.dtype) -> bool:
+    """Integer and bool outputs (argmax, argmin, masks, counts) are compared exactly."""
+    return not (dt.is_floating_point or dt.is_complex)
+
+
+def compare(name: str, got, want: torch.Tensor, atol: float, rtol: float,
+            extra_atol: float = 0.0) -> dict:
+    """Per-output error record of `got` (any dtype) against the float64 `want` (or the
+    float32 reference when the problem cannot run in float64).
+
+    An integer or bool `want` is compared exactly (atol = rtol = 0, `exact: true`).
+    `extra_atol` widens the tolerance of every element (an ill-conditioned reference's own
+    error, see worker.py). The work is done in chunks of COMPARE_CHUNK elements, so a
+    GPU-sized output needs no float64 copies of its own size; `want` may live on another
+    device than `got` (a truth kept on the host), each chunk is moved over as needed."""
     e = {"name": name, "max_abs_err": 0.0, "max_rel_err": 0.0, "rel_l2_err": 0.0,
          "over_tol": 0, "nan": 0, "inf": 0, "truth_nonfinite": 0, "unwritten": 0,
          "worst_index": -1, "worst_got": 0.0, "worst_want": 0.0, "shape_ok": True,
-         "worst_kind": "", "dtype": ""}
+         "worst_kind": "", "dtype": "", "worst_abs_err": 0.0, "exact": False}
     if not isinstance(got, torch.Tensor):
         e["shape_ok"] = False
         e["dtype"] = type(got).__name__
@@ -86,52 +102,119 @@ def compare(name: str, got, want: torch.Tensor, atol: float, rtol: float) -> dic
     if tuple(got.shape) != tuple(want.shape) or got.is_complex():
         e["shape_ok"] = False
         return e
-    g_raw = got.detach().contiguous().reshape(-1)
-    w = want.detach().to(device=g_raw.device, dtype=torch.float64).contiguous().reshape(-1)
-    g = g_raw.to(torch.float64)
-    if g.numel() == 0:
+    if is_exact_dtype(want.dtype):
+        atol, rtol, extra_atol = 0.0, 0.0, 0.0
+        e["exact"] = True
+    g_all = got.detach().contiguous().reshape(-1)
+    w_all = want.detach().contiguous().reshape(-1)
+    n = g_all.numel()
+    if n == 0:
         return e
-    unw = poison_mask(g_raw)
-    if not g_raw.is_floating_point():
-        unw &= g != w  # an integer truth may legitimately equal the sentinel
-    fw = torch.isfinite(w)
-    nfw = ~fw
-    same_nf = torch.where(torch.isnan(w), torch.isnan(g), g == w)
-    over_nf = nfw & (~same_nf | unw)
-    bad = fw & (unw | ~torch.isfinite(g))
-    ok = fw & ~bad
-    absw = w.abs()
-    d = torch.where(ok, (g - w).abs(), torch.zeros_like(g))
-    rel = torch.where(ok & (w != 0), d / torch.where(w != 0, absw, torch.ones_like(absw)),
-                      torch.zeros_like(g))
-    over = ok & (d > atol + rtol * absw)
-    sum_d2 = float((d * d).sum())
-    sum_w2 = float(torch.where(fw, w * w, torch.zeros_like(w)).sum())
-
-    e["truth_nonfinite"] = int(nfw.sum())
-    e["unwritten"] = int(unw.sum())
-    e["nan"] = int((fw & ~unw & torch.isnan(g)).sum())
-    e["inf"] = int((fw & ~unw & torch.isinf(g)).sum())
-    e["over_tol"] = int(over.sum()) + int(bad.sum()) + int(over_nf.sum())
-    e["max_abs_err"] = _f(d.max())
-    e["max_rel_err"] = _f(rel.max())
+    tol_abs = atol + extra_atol
+    sum_d2 = sum_w2 = 0.0
+    max_d = max_rel = -1.0
+    first_bad = first_max = -1
+    worst_over, worst_over_d = -1, -1.0
+    counts = {"truth_nonfinite": 0, "unwritten": 0, "nan": 0, "inf": 0, "over_tol": 0}
+    for lo in range(0, n, COMPARE_CHUNK):
+        hi = min(n, lo + COMPARE_CHUNK)
+        g_raw = g_all[lo:hi]
+        w = w_all[lo:hi].to(device=g_raw.device, dtype=torch.float64)
+        g = g_raw.to(torch.float64)
+        unw = poison_mask(g_raw)
+        if not g_raw.is_floating_point():
+            unw &= g != w  # an integer truth may legitimately equal the sentinel
+        fw = torch.isfinite(w)
+        nfw = ~fw
+        same_nf = torch.where(torch.isnan(w), torch.isnan(g), g == w)
+        over_nf = nfw & (~same_nf | unw)
+        bad = fw & (unw | ~torch.isfinite(g))
+        ok = fw & ~bad
+        absw = w.abs()
+        d = torch.where(ok, (g - w).abs(), torch.zeros_like(g))
+        rel = torch.where(ok & (w != 0),
+                          d / torch.where(w != 0, absw, torch.ones_like(absw)),
+                          torch.zeros_like(g))
+        over = ok & (d > tol_abs + rtol * absw)
+        sum_d2 += float((d * d).sum())
+        sum_w2 += float(torch.where(fw, w * w, torch.zeros_like(w)).sum())
+        counts["truth_nonfinite"] += int(nfw.sum())
+        counts["unwritten"] += int(unw.sum())
+        counts["nan"] += int((fw & ~unw & torch.isnan(g)).sum())
+        counts["inf"] += int((fw & ~unw & torch.isinf(g)).sum())
+        counts["over_tol"] += int(over.sum()) + int(bad.sum()) + int(over_nf.sum())
+        if bool(ok.any()):
+            dm = torch.where(ok, d, torch.full_like(d, -1.0))
+            mx = float(dm.max())
+            if mx > max_d:  # the first largest |got - want| (like the native checker)
+                max_d, first_max = mx, lo + int(torch.nonzero(dm == mx)[0, 0])
+            max_rel = max(max_rel, float(rel.max()))
+        if first_bad < 0 and bool(bad.any()):
+            first_bad = lo + int(torch.nonzero(bad)[0, 0])
+        if bool(over.any()):
+            do = torch.where(over, d, torch.full_like(d, -1.0))
+            mo = float(do.max())
+            if mo > worst_over_d:
+                worst_over_d, worst_over = mo, lo + int(torch.nonzero(do == mo)[0, 0])
+        del g, w, unw, fw, nfw, same_nf, over_nf, bad, ok, absw, d, rel, over
+    e.update(counts)
+    e["max_abs_err"] = _f(max(max_d, 0.0))
+    e["max_rel_err"] = _f(max(max_rel, 0.0))
     norm_d, norm_w = math.sqrt(sum_d2), math.sqrt(sum_w2)
     e["rel_l2_err"] = _f(norm_d / norm_w if norm_w > 0 else norm_d)
 
-    if bool(bad.any()):
-        idx = int(torch.nonzero(bad)[0, 0])
-        gv = float(g[idx])
-        e["worst_kind"] = ("unwritten" if bool(unw[idx]) else "nan" if math.isnan(gv)
+    def at(i: int) -> tuple[float, float]:
+        return float(g_all[i].to(torch.float64)), float(w_all[i].to(torch.float64))
+
+    if first_bad >= 0:
+        gv, wv = at(first_bad)
+        unwritten = bool(poison_mask(g_all[first_bad:first_bad + 1])[0]) and (
+            g_all.is_floating_point() or gv != wv)
+        e["worst_kind"] = ("unwritten" if unwritten else "nan" if math.isnan(gv)
                            else "inf" if gv > 0 else "-inf")
-        e["worst_index"], e["worst_got"], e["worst_want"] = idx, 0.0, float(w[idx])
-    elif bool(ok.any()):
-        # The first element with the largest |got - want| (like the native checker).
-        dm = torch.where(ok, d, torch.full_like(d, -1.0))
-        mx = dm.max()
-        idx = int(torch.nonzero(dm == mx)[0, 0])
-        e["worst_index"], e["worst_got"], e["worst_want"] = idx, _f(g[idx]), _f(w[idx])
+        e["worst_index"], e["worst_got"], e["worst_want"] = first_bad, 0.0, wv
+    elif worst_over >= 0 or first_max >= 0:
+        # The element reported as the worst is one over tolerance when there is one (the
+        # largest |got - want| among them): the largest error overall may be within the
+        # tolerance of a large |want|. Else the first largest |got - want|.
+        idx = worst_over if worst_over >= 0 else first_max
+        gv, wv = at(idx)
+        e["worst_index"], e["worst_got"], e["worst_want"] = idx, _f(gv), _f(wv)
+        e["worst_abs_err"] = _f(abs(gv - wv))
         e["worst_kind"] = "finite"
     return e
+
+
+def relative_spread(a: list | None, b: list | None) -> float:
+    """How far two runs' outputs are apart: 0.0 when bitwise equal, else the largest over
+    outputs of max |a - b| / max |a| (max |a - b| when a is all zeros); NaN where only one
+    side has it, or a different structure, shape or dtype is inf. Chunked like compare."""
+    if a is None or b is None or len(a) != len(b):
+        return math.inf
+    worst = 0.0
+    for x, y in zip(a, b):
+        if not (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)):
+            return math.inf
+        if bitwise_equal(x, y):
+            continue
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return math.inf
+        xf = x.detach().contiguous().reshape(-1)
+        yf = y.detach().contiguous().reshape(-1).to(xf.device)
+        md = mx = 0.0
+        for lo in range(0, xf.numel(), COMPARE_CHUNK):
+            xs = xf[lo:lo + COMPARE_CHUNK].to(torch.float64)
+            ys = yf[lo:lo + COMPARE_CHUNK].to(torch.float64)
+            both_nan = torch.isnan(xs) & torch.isnan(ys)
+            d = torch.where(both_nan, torch.zeros_like(xs), (xs - ys).abs())
+            fin = torch.isfinite(xs)
+            mx = max(mx, float(torch.where(fin, xs.abs(), torch.zeros_like(xs)).max()))
+            dmax = float(torch.where(torch.isnan(d), torch.full_like(d, math.inf), d).max())
+            md = max(md, dmax)
+        if not math.isfinite(md):
+            return math.inf
+        worst = max(worst, md / mx if mx > 0 else md)
+    return worst
 
 
 def median(xs: list[float]) -> float:
