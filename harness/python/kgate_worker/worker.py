@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import collections
 import contextlib
+import math
 import os
 import platform
 import sys
@@ -353,6 +354,7 @@ class Worker:
         if key in p.truth_cache:
             p.truth_cache.move_to_end(key)
             return p.truth_cache[key]
+        self._make_room(p)
         outs = None if p.oracle_skip else self._truth_f64(p, inputs)
         if outs is None:
             try:
@@ -519,6 +521,19 @@ class Worker:
                     dev += _nbytes(v)
             return dev > self._truth_cache_bytes() or host > self._host_cache_bytes()
         while len(p.truth_cache) > 1 and (len(p.truth_cache) > TRUTH_CACHE_ENTRIES or over()):
+            p.truth_cache.popitem(last=False)
+
+    def _make_room(self, p: Problem) -> None:
+        """Before a new truth is computed: the device-resident entries that would push the
+        cache past its device budget once the new one (the size of the outputs in float64)
+        joins them are dropped first, so they do not sit beside the float64 run."""
+        if not self.cuda or not p.truth_cache:
+            return
+        new = 8 * sum(math.prod(shape) for shape, _ in p.output_meta)
+        def on_device() -> int:
+            return sum(_nbytes(v) for v in p.truth_cache.values()
+                       if v and v[0].device.type != "cpu")
+        while p.truth_cache and on_device() and on_device() + new > self._truth_cache_bytes():
             p.truth_cache.popitem(last=False)
 
     def _release_device(self, p: Problem) -> None:
