@@ -506,3 +506,53 @@ def test_amdahl_bound_never_below_one():
     inductor.fill_bandwidth(e, 2000.0)
     assert e["bandwidth_fraction"] == 0.5
     assert abs(e["amdahl_bound"] - 1 / (0.5 + 0.25)) < 1e-6
+
+
+def test_seed_line_from_another_compiles_choice():
+    from kgate_worker import inductor
+    launch = {"XBLOCK": 1024, "num_warps": 4, "num_stages": 1}
+    seed = {"XBLOCK": 64, "num_warps": 8, "num_stages": 1}
+    line = inductor.tune_line(launch, {"xnumel": 1 << 20}, seed).splitlines()
+    # 64 is outside 1024's v/4..4v range: added to the list so the tuner can write it
+    assert line[0].startswith("# kgate:tune LAUNCH_XBLOCK=[64,256,512,1024,2048,4096] ")
+    assert line[1:] == ["# kgate:tune-local",
+                        "# kgate:tune-seed LAUNCH_XBLOCK=64 LAUNCH_NUM_WARPS=8 LAUNCH_NUM_STAGES=1"]
+    # the same config, or one of another kernel shape (other keys), seeds nothing
+    assert len(inductor.tune_line(launch, {}, dict(launch)).splitlines()) == 2
+    assert len(inductor.tune_line(launch, {}, {"XBLOCK": 8, "R0_BLOCK": 64,
+                                               "num_warps": 4}).splitlines()) == 2
+    assert inductor.seed_point(launch, None) == {}
+
+
+def test_program_key_matches_one_kernel_across_compiles():
+    from kgate_worker import inductor
+    renamed = KSRC.replace("def triton_poi_fused_convolution_transpose_0(",
+                           "def triton_poi_fused_convolution_transpose_7(")
+    assert renamed != KSRC and inductor.program_key(KSRC) == inductor.program_key(renamed)
+    other = KSRC.replace("+ 4096*x1", "+ 4095*x1")
+    assert other != KSRC and inductor.program_key(other) != inductor.program_key(KSRC)
+    assert inductor.program_key("def (:") is None
+
+
+def test_inventory_seeds_kernel_files(tmp_path):
+    """inventory_result with a seed compile's launches: the kernel whose program that
+    compile also generated gets seed_launch and a kgate:tune-seed line."""
+    from kgate_worker import inductor
+    ref = inductor.CompiledReference()
+    ref.kernels = {"triton_poi_fused_relu_0": inductor.KernelDef(
+        name="triton_poi_fused_relu_0", fn_name="triton_poi_fused_relu_0", source=KSRC,
+        device="cuda", category="pointwise", line=1, calls=1, aten_ops=["aten.relu"],
+        source_nodes=["relu"])}
+    ref.graph_of = {"triton_poi_fused_relu_0": 0}
+    ref.entries = {"triton_poi_fused_relu_0": _entry()}
+    seeds = {inductor.program_key(KSRC): {"XBLOCK": 512, "num_warps": 8, "num_stages": 1}}
+    res = inductor.inventory_result(ref, "default", "cpu", False, 1, [], 0.0, str(tmp_path),
+                                    seeds, "coordinate-descent")
+    k = res["kernels"][0]
+    assert k["seed_launch"] == {"XBLOCK": 512, "num_warps": 8, "num_stages": 1}
+    assert k["seed_mode"] == "coordinate-descent" and res["seed_mode"] == "coordinate-descent"
+    text = (tmp_path / "triton_poi_fused_relu_0.py").read_text()
+    assert "# kgate:tune-seed LAUNCH_XBLOCK=512 LAUNCH_NUM_WARPS=8 LAUNCH_NUM_STAGES=1\n" in text
+    # without seeds: no line, no fields
+    res = inductor.inventory_result(ref, "default", "cpu", False, 1, [], 0.0, "", None, "")
+    assert "seed_launch" not in res["kernels"][0] and res["seed_mode"] == ""

@@ -191,3 +191,43 @@ def test_never_launched_kernel_is_compiled_false(tmp_path):
     r = h["compile"]({"slot": "candidate", "source_path": str(edited)})
     assert not r["compiled"] and "was never launched by the model" in r["log"], r
     shutil.rmtree(kdir)
+
+
+def test_seed_compile_and_the_kernel_set_of_a_directory(tmp_path):
+    """inventory with seed_mode: a coordinate-descent compile runs first and any kernel it
+    configured differently carries its choice as a kgate:tune-seed line; then the problem
+    file as the candidate swaps in every changed file of kernels_dir (the final
+    re-measure's model), and an unchanged one is reported as such."""
+    kdir = tmp_path / "kernels"
+    w = Worker(tmp_path / "worker.stderr")
+    try:
+        w.ok("hello", backend="cuda", device_index=0, cache_dir=str(tmp_path / "cache"))
+        w.ok("load_problem", problem={"kind": "kernelbench", "path": str(PROBLEM),
+                                      "variant": "small", "mode": "compiled",
+                                      "kernels_dir": str(kdir)})
+        inv = w.ok("inventory", dir=str(kdir), seed_mode="coordinate-descent", timeout=600)
+        assert inv["seed_mode"] == "coordinate-descent", inv.get("seed_note")
+        for k in inv["kernels"]:
+            text = (kdir / k["file"]).read_text()
+            if "seed_launch" in k:
+                assert "# kgate:tune-seed LAUNCH_" in text, text[:600]
+            else:
+                assert "kgate:tune-seed" not in text
+        names = [k["name"] for k in inv["kernels"]]
+        assert len(names) >= 2, names
+        # change the launch of the first kernel only; the second stays Inductor's
+        first = kdir / f"{names[0]}.py"
+        text = first.read_text()
+        warps = inv["kernels"][0]["launch"]["num_warps"]
+        new = 2 if warps != 2 else 4
+        first.write_text(text.replace(f"LAUNCH_NUM_WARPS = {warps}\n",
+                                      f"LAUNCH_NUM_WARPS = {new}\n", 1))
+        r = w.ok("compile", slot="candidate", source_path=str(PROBLEM), timeout=300)
+        assert r["compiled"], r
+        assert r["overrides"] == [names[0]], r
+        assert set(names[1:]) <= set(r["unchanged"]), r
+        c = _check(w)
+        assert c["return_code"] == 0 and all(o["over_tol"] == 0 for o in c["outputs"]), c
+    finally:
+        w.kill()
+        w.close()

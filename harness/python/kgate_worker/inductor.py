@@ -29,6 +29,11 @@ from . import lint, source
 INVENTORY_VERSION = 1
 COMPILE_MODES = {"default": None,
                  "max-autotune-no-cudagraphs": "max-autotune-no-cudagraphs"}
+# Compiles whose launch configs seed the tuner: Inductor's own extra search over its
+# pointwise/reduction kernels (what max-autotune-no-cudagraphs does to them, without its
+# GEMM template benchmarking, which takes minutes and yields no seeds).
+SEED_MODES = {"coordinate-descent": {"coordinate_descent_tuning": True,
+                                     "max_autotune_pointwise": True}}
 KERNEL_CHECK_TOL = 1e-2
 
 _PREFIX_CATEGORY = {"poi": "pointwise", "red": "reduction", "per": "persistent_reduction",
@@ -221,6 +226,29 @@ def jit_function(tree: ast.Module) -> ast.FunctionDef | None:
     return None
 
 
+def program_key(kernel_source: str) -> str | None:
+    """The kernel's program (its jit function, name and decorators aside), to tell whether
+    two compiles generated the same kernel; None when it does not parse."""
+    try:
+        fn = jit_function(ast.parse(kernel_source))
+    except SyntaxError:
+        return None
+    if fn is None:
+        return None
+    return ast.dump(fn.args) + "\n" + "\n".join(ast.dump(st) for st in fn.body)
+
+
+def seed_launches(ref: "CompiledReference") -> dict:
+    """program_key -> the launch config `ref` (another compile mode) picked for it."""
+    out = {}
+    for name, k in ref.kernels.items():
+        key = program_key(k.source)
+        launch = ref.entries.get(name, {}).get("launch")
+        if key is not None and launch:
+            out[key] = launch
+    return out
+
+
 def launch_params(fn: ast.FunctionDef) -> list[str]:
     """The parameters a call site passes: every non-constexpr parameter, in order."""
     return [a.arg for a in fn.args.args if not _is_constexpr(a.annotation)]
@@ -314,15 +342,40 @@ def launch_globals(launch: dict) -> list[tuple[str, Any]]:
     return out
 
 
-def tune_line(launch: dict, numels: dict) -> str:
+def seed_point(launch: dict, seed: dict | None) -> dict:
+    """LAUNCH_KEY -> value of a seed config (another compile mode's choice for the same
+    kernel) where it differs from `launch`; {} when it names other keys (another kernel
+    shape) or equals it."""
+    if not seed:
+        return {}
+    mine, theirs = dict(launch_globals(launch)), dict(launch_globals(seed))
+    if set(mine) != set(theirs) or mine == theirs:
+        return {}
+    return theirs
+
+
+def tune_line(launch: dict, numels: dict, seed: dict | None = None) -> str:
     parts = []
+    seeded = seed_point(launch, seed)
     for g, v in launch_globals(launch):
         vals = tune_values(g[len(LAUNCH):], v, numels)
+        if vals and g in seeded and seeded[g] not in vals:
+            if tune_values(g[len(LAUNCH):], seeded[g], {}) is None:
+                seeded = {}  # a value the tuner cannot write: no seed
+            else:
+                vals = sorted(set(vals) | {seeded[g]})
         if vals:
             parts.append(f"{g}=[{','.join(str(x) for x in vals)}]")
+    if not parts:
+        return ""
     # tune-local: Inductor's own config is the starting point; the tuner searches around
     # it rather than from random far-away points (slow, often not compilable).
-    return "# kgate:tune " + " ".join(parts) + "\n# kgate:tune-local" if parts else ""
+    text = "# kgate:tune " + " ".join(parts) + "\n# kgate:tune-local"
+    # tune-seed: max-autotune's choice for this kernel, tried first.
+    tunable = {p.split("=")[0] for p in parts}
+    if seeded and set(seeded) <= tunable:
+        text += "\n# kgate:tune-seed " + " ".join(f"{g}={v}" for g, v in seeded.items())
+    return text
 
 
 def _describe_arg(a: dict) -> str:
@@ -351,7 +404,7 @@ def kernel_file_text(entry: dict, kernel_source: str) -> str:
     args = entry.get("args", [])
     numels = {a["name"]: a.get("value") for a in args if a["role"] == "scalar"}
     lines = [f"# kgate:kernel {name}"]
-    tl = tune_line(entry.get("launch", {}), numels)
+    tl = tune_line(entry.get("launch", {}), numels, entry.get("seed_launch"))
     if tl:
         lines.append(tl)
     lines += ["#",
@@ -596,7 +649,12 @@ class CompiledReference:
         import torch._dynamo
         self.device = device
         torch._dynamo.reset()
-        self.compiled = torch.compile(model, mode=COMPILE_MODES[compile_mode], dynamic=False)
+        if compile_mode in SEED_MODES:
+            self.compiled = torch.compile(model, options=dict(SEED_MODES[compile_mode]),
+                                          dynamic=False)
+        else:
+            self.compiled = torch.compile(model, mode=COMPILE_MODES[compile_mode],
+                                          dynamic=False)
         try:
             self.graphs = capture_compile(self.compiled, inputs)
         except (Exception, SystemExit) as e:
@@ -790,12 +848,18 @@ def fill_bandwidth(e: dict, copy_bw_gbps: float) -> None:
 
 def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
                      profile: bool, iters: int, inputs: list, copy_bw_gbps: float,
-                     out_dir: str) -> dict:
-    """The `inventory` op's answer (and the kernel files, when out_dir is set)."""
+                     out_dir: str, seeds: dict | None = None, seed_mode: str = "") -> dict:
+    """The `inventory` op's answer (and the kernel files, when out_dir is set). `seeds`
+    (seed_launches of a `seed_mode` compile) give each kernel whose program that compile
+    also generated its launch config there, as `seed_launch` and a kgate:tune-seed line."""
     torch = _torch()
     from .worker import _triton_version
     import copy
     entries = [copy.deepcopy(ref.entries[n]) for n in ref.kernels]
+    for e in entries:
+        launch = (seeds or {}).get(program_key(ref.kernels[e["name"]].source))
+        if launch and seed_point(e.get("launch", {}), launch):
+            e["seed_launch"], e["seed_mode"] = launch, seed_mode
     externs, other = [], []
     for i, pw in enumerate(ref.parsed):
         externs += [{"name": x["name"], "kind": x["kind"], "graph": i, "calls": x["calls"],
@@ -820,7 +884,8 @@ def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
             "kernels": entries, "externs": externs, "other_kernels": other,
             "model_device_us": round(total, 3),
             "triton_share": round(float(tri), 6), "extern_share": round(float(ext), 6),
-            "no_triton_reason": ref.no_triton_reason()}
+            "no_triton_reason": ref.no_triton_reason(),
+            "seed_mode": seed_mode if seeds is not None else ""}
 
 
 # ==== torch: compiling a candidate's kernel files =========================================
