@@ -181,6 +181,12 @@ void print_verdict(const gates::CandidateVerdict& v) {
   }
 }
 
+// A record names its problem within its level, as `kgate run` does ("softmax" in level
+// "native"): the check map's ids are "<level>/<name>".
+std::string name_in_level(const std::string& level, const std::string& id) {
+  return id.starts_with(level + "/") ? id.substr(level.size() + 1) : id;
+}
+
 struct Row {
   std::string problem;
   std::string baseline;
@@ -312,7 +318,7 @@ ExitCode cmd_check(const CheckOptions& o) {
     r.run_id = info.run_id;
     r.suite = suite_id;
     r.level = s.level;
-    r.problem = s.problem;
+    r.problem = name_in_level(s.level, s.problem);
     r.outcome = report::Outcome::kSkipped;
     r.reason = s.rel + " is the starter for backend " + s.backend + "; this check ran backend " + backend;
     r.seed = seed;
@@ -329,7 +335,7 @@ ExitCode cmd_check(const CheckOptions& o) {
     r.run_id = info.run_id;
     r.suite = suite_id;
     r.level = t.level;
-    r.problem = t.problem;
+    r.problem = name_in_level(t.level, t.problem);
     r.seed = seed;
     r.env = info.env;
     r.best_candidate = t.candidate;
@@ -347,7 +353,7 @@ ExitCode cmd_check(const CheckOptions& o) {
       std::optional<std::string> blob = git.base_blob(t.rel);
       if (blob) {
         fs::path dir = fs::path(o.out) / "base" /
-                       fs::path(report::record_file_name(t.level, t.problem)).stem();
+                       fs::path(report::record_file_name(t.level, r.problem)).stem();
         fs::create_directories(dir, ec);
         base_file = (dir / fs::path(t.rel).filename()).string();
         std::ofstream f(base_file, std::ios::binary | std::ios::trunc);

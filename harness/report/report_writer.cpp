@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -50,6 +51,29 @@ void append_step_summary(const std::string& path, const std::string& markdown) {
   out << markdown << "\n";
 }
 
+// "file=F,line=N," for a `kgate check` row, so the annotation lands on the changed kernel
+// in the pull request's diff: F relative to the checkout ($GITHUB_WORKSPACE, else the
+// working directory), N the line a static-gate finding names ("line 12:5: ..."), else 1.
+// "" for a run (its candidates live in experiment workspaces, not in the repository).
+std::string location_of(const Summary& s, const ProblemRow& row) {
+  if (!s.info || s.info->kind != RunKind::kCheck || row.record->best_candidate.empty()) return "";
+  std::error_code ec;
+  const char* ws = std::getenv("GITHUB_WORKSPACE");
+  fs::path root = ws && *ws ? fs::path(ws) : fs::current_path(ec);
+  fs::path rel = fs::weakly_canonical(row.record->best_candidate, ec)
+                     .lexically_relative(fs::weakly_canonical(root, ec));
+  std::string file = rel.generic_string();
+  if (ec || file.empty() || file.starts_with("..")) return "";
+  std::string loc = "file=" + escape_property(file) + ",line=";
+  static const std::regex line_re("line ([0-9]+):([0-9]+)");
+  std::smatch m;
+  if (std::regex_search(row.message, m, line_re))
+    loc += m[1].str() + ",col=" + m[2].str();
+  else
+    loc += "1";
+  return loc + ",";
+}
+
 }  // namespace
 
 std::vector<std::string> github_annotations(const Summary& s, size_t limit) {
@@ -57,7 +81,8 @@ std::vector<std::string> github_annotations(const Summary& s, size_t limit) {
   for (const ProblemRow* row : s.worst(limit)) {
     std::string title = to_string(row->failure) + ": " + row->record->level + "/" +
                         row->record->problem;
-    lines.push_back("::error title=" + escape_property(title) + "::" + escape_data(row->message));
+    lines.push_back("::error " + location_of(s, *row) + "title=" + escape_property(title) +
+                    "::" + escape_data(row->message));
   }
   return lines;
 }

@@ -31,7 +31,8 @@ WrittenReports write_reports(const std::string& out_dir);
 // Same, from records already in memory, into `out_dir` (the records are not rewritten).
 WrittenReports write_reports(const RunRecords& run, const std::string& out_dir);
 
-// GitHub workflow-command lines for the worst `limit` rows: "::error title=...::message".
+// GitHub workflow-command lines for the worst `limit` rows: "::error title=...::message";
+// a `kgate check` row names its kernel file too: "::error file=F,line=N,title=...::message".
 std::vector<std::string> github_annotations(const Summary& s, size_t limit = 10);
 
 }  // namespace kgate::report

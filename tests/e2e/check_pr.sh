@@ -96,11 +96,13 @@ if check good good 0 "verdict: PASS" --seed 11; then
   validate_junit "$TMP/good/junit.xml"
   expect good "report.md does not name the problem" grep -q "tiny_softmax" "$TMP/good/report.md"
   expect good "no <failure> expected" bash -c "! grep -q '<failure' '$TMP/good/junit.xml'"
-  expect good "baseline is not the base version" grep -q '"baseline_kind": "base"' "$TMP/good/results/tiny__tiny_tiny_softmax.json"
-  expect good "no base copy" test -f "$TMP/good/base/tiny__tiny_tiny_softmax/repeat_softmax.cpp"
-  expect good "the base copy is not main's starter" cmp -s "$TMP/good/base/tiny__tiny_tiny_softmax/repeat_softmax.cpp" "$FX/$STARTER"
+  expect good "baseline is not the base version" grep -q '"baseline_kind": "base"' "$TMP/good/results/tiny__tiny_softmax.json"
+  expect good "no base copy" test -f "$TMP/good/base/tiny__tiny_softmax/repeat_softmax.cpp"
+  expect good "the base copy is not main's starter" cmp -s "$TMP/good/base/tiny__tiny_softmax/repeat_softmax.cpp" "$FX/$STARTER"
   expect good "seed not printed" grep -q "reproduce with --seed 11" "$TMP/good.out"
   expect good "run.json is not a check" grep -q '"kind": "check"' "$TMP/good/run.json"
+  expect good "JUnit names the problem within its level (not tiny/tiny/...)" \
+    grep -q '<testcase classname="tiny" name="tiny_softmax"' "$TMP/good/junit.xml"
 fi
 
 # (b) wrong math: the correctness gate fails and names its case.
