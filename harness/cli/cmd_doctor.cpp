@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "kgate/build_info.h"
+#include "core/paths.h"
 #include "stats/calibration.h"
 #include "stats/doctor.h"
 #include "worker/worker.h"
@@ -202,7 +202,7 @@ std::string write_probe(const fs::path& dir, const std::string& name, const char
 std::string find_cublas_starter() {
   std::vector<fs::path> dirs;
   if (const char* d = std::getenv("KGATE_STARTERS_DIR"); d && *d) dirs.emplace_back(d);
-  dirs.emplace_back(fs::path(build::kSourceDir) / "kernelbench" / "native" / "starters");
+  dirs.emplace_back(fs::path(paths::data_dir()) / "kernelbench" / "native" / "starters");
   for (const fs::path& d : dirs) {
     std::error_code ec;
     if (fs::exists(d / "matmul_cublas.cu", ec)) return (d / "matmul_cublas.cu").string();

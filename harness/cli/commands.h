@@ -95,6 +95,13 @@ struct DoctorOptions {
 };
 ExitCode cmd_doctor(const DoctorOptions& o);
 
+struct InitOptions {
+  std::string dir = ".";      // the repository to scaffold (created when missing)
+  std::string kgate_ref;      // the kgate the CI installs: a tag or commit ("" = v<version>)
+  std::string kgate_git;      // where from ("" = $KGATE_GIT, else the templates' placeholder)
+};
+ExitCode cmd_init(const InitOptions& o);
+
 // Shared: the message for a command that is not built yet (exit 2).
 ExitCode not_available(const char* command);
 

@@ -129,6 +129,15 @@ int main(int argc, char** argv) {
   c_doctor->add_option("--gpu", doctor.gpu, "GPU target id");
   c_doctor->add_option("--out", doctor.out, "Write the calibration JSON here");
 
+  InitOptions init;
+  auto* c_init = app.add_subcommand(
+      "init", "Scaffold a kernel repository that uses this kgate: suites, levels, kernels, CI workflows");
+  c_init->add_option("dir", init.dir, "Repository directory (created when missing)")->capture_default_str();
+  c_init->add_option("--kgate-ref", init.kgate_ref,
+                     "kgate tag or commit the CI workflows install (default: v<this version>)");
+  c_init->add_option("--kgate-git", init.kgate_git,
+                     "git URL the CI workflows install kgate from (default: $KGATE_GIT)");
+
   // An unknown command is named as such (CLI11 would say "A subcommand is required").
   std::vector<std::string> names;
   for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
@@ -161,6 +170,7 @@ int main(int argc, char** argv) {
     else if (*c_validate) rc = cmd_validate(validate);
     else if (*c_profile) rc = cmd_profile(profile);
     else if (*c_doctor) rc = cmd_doctor(doctor);
+    else if (*c_init) rc = cmd_init(init);
     return kgate::to_int(rc);
   } catch (const kgate::Error& e) {
     kgate::log::error(e.what());

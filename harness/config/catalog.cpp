@@ -11,6 +11,7 @@
 
 #include "config/suggest.h"
 #include "core/error.h"
+#include "core/paths.h"
 
 namespace fs = std::filesystem;
 
@@ -151,6 +152,13 @@ struct Loader {
       std::string configs = (fs::path(root) / "configs").lexically_normal().string();
       for (const auto& f : yaml_files_in(configs, true)) load_file(f, file_kind_of(f));
     }
+  }
+
+  // A repository that defines no GPU target of its own (a user's repository with suites/
+  // and configs/levels only) gets kgate's built-in ones (paths::builtin_gpus_dir()).
+  void load_builtin_gpus() {
+    if (!cat.gpus.empty() || (cat.suites.empty() && cat.levels.empty())) return;
+    for (const auto& f : yaml_files_in(paths::builtin_gpus_dir(), false)) load_file(f, FileKind::kGpu);
   }
 
   void load_level_problems() {
@@ -330,6 +338,7 @@ Catalog load(const std::vector<std::string>& paths, Diagnostics& diags, const Op
   Loader ld{diags, ops, {}, {}, {}, {}, {}};
   for (const auto& p : paths) ld.load_path(p, force);
   ld.load_suite_context();
+  ld.load_builtin_gpus();
   ld.load_level_problems();
   std::sort(ld.cat.problems.begin(), ld.cat.problems.end(),
             [](const NativeProblem& a, const NativeProblem& b) { return a.loc.file < b.loc.file; });
@@ -356,7 +365,7 @@ Catalog load_catalog(const std::vector<std::string>& paths, Diagnostics& diags,
 
 std::string default_repo_root() {
   if (const char* r = std::getenv("KGATE_ROOT"); r && *r) return r;
-  return KGATE_SOURCE_DIR;
+  return paths::data_dir();  // an installed kgate's share/kgate, else its source tree
 }
 
 std::string repo_root_of(const std::string& file) {

@@ -47,8 +47,8 @@ std::vector<LevelProblem> selected_problems(const Catalog& cat, const LevelConfi
 Catalog load_catalog(const std::vector<std::string>& paths, Diagnostics& diags,
                      const OpCatalog& ops = builtin_op_catalog());
 
-// The repository whose configs a command uses: $KGATE_ROOT when set, else the source tree
-// kgate was built from (KGATE_SOURCE_DIR).
+// The repository whose configs a command uses: $KGATE_ROOT when set, else kgate's own data
+// (an installed kgate's share/kgate, else the source tree it was built from).
 std::string default_repo_root();
 // The repository a file belongs to: the nearest ancestor directory holding configs/, or
 // "" when there is none.

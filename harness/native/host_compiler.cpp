@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/paths.h"
 #include "native/source_key.h"
 
 extern char** environ;
@@ -129,12 +130,7 @@ HostCompiler::HostCompiler() {
 }
 
 std::string HostCompiler::include_dir() {
-  if (const char* e = std::getenv("KGATE_INCLUDE_DIR"); e && *e) return e;
-#ifdef KGATE_SOURCE_DIR
-  return std::string(KGATE_SOURCE_DIR) + "/harness/include";
-#else
-  return "";
-#endif
+  return paths::include_dir();  // $KGATE_INCLUDE_DIR, the install prefix, or the source tree
 }
 
 std::vector<std::string> HostCompiler::base_flags(const std::string& source_dir) const {

@@ -10,14 +10,12 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/paths.h"
 #include "native/cuda/subprocess.h"
 #include "native/source_key.h"
 
 #ifndef KGATE_NVCC
 #define KGATE_NVCC "nvcc"
-#endif
-#ifndef KGATE_SOURCE_DIR
-#define KGATE_SOURCE_DIR "."
 #endif
 
 namespace kgate::native::cuda {
@@ -80,7 +78,7 @@ std::string default_cache_dir() {
 CompilerSettings CompilerSettings::from_environment(int cc_major, int cc_minor) {
   CompilerSettings s;
   s.nvcc = env_or("KGATE_NVCC", KGATE_NVCC);
-  s.include_dir = env_or("KGATE_INCLUDE_DIR", std::string(KGATE_SOURCE_DIR) + "/harness/include");
+  s.include_dir = paths::include_dir();  // $KGATE_INCLUDE_DIR, the install prefix, or the source tree
   s.arch = std::to_string(cc_major) + std::to_string(cc_minor);
   return s;
 }

@@ -1,0 +1,37 @@
+#include "core/paths.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "kgate/build_info.h"
+
+namespace fs = std::filesystem;
+
+namespace kgate::paths {
+
+std::string install_prefix() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  fs::path bin = exe.parent_path();
+  if (bin.filename() != "bin") return "";
+  fs::path prefix = bin.parent_path();
+  if (!fs::is_directory(prefix / "share" / "kgate" / "configs" / "gpus", ec)) return "";
+  return prefix.string();
+}
+
+std::string data_dir() {
+  std::string p = install_prefix();
+  return p.empty() ? std::string(build::kSourceDir) : (fs::path(p) / "share" / "kgate").string();
+}
+
+std::string include_dir() {
+  if (const char* e = std::getenv("KGATE_INCLUDE_DIR"); e && *e) return e;
+  std::string p = install_prefix();
+  return p.empty() ? (fs::path(build::kSourceDir) / "harness" / "include").string()
+                   : (fs::path(p) / "include").string();
+}
+
+std::string builtin_gpus_dir() { return (fs::path(data_dir()) / "configs" / "gpus").string(); }
+
+}  // namespace kgate::paths

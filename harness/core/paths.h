@@ -1,0 +1,26 @@
+#pragma once
+// Where kgate's own files are at run time. An installed kgate (`cmake --install BUILD
+// --prefix P`: P/bin/kgate, P/bin/kgate-native, P/share/kgate/..., P/include/kgate/kernel.h)
+// finds them relative to its executable, without any environment variable; a kgate run
+// from its build tree uses the source tree it was built from.
+#include <string>
+
+namespace kgate::paths {
+
+// P when the running executable is P/bin/<exe> and P/share/kgate/configs/gpus exists;
+// "" when kgate runs from a build tree.
+std::string install_prefix();
+
+// kgate's data: configs/gpus (the built-in GPU targets), configs/levels, suites/,
+// kernelbench/ (native problems and starters), ci/ (the CI templates). P/share/kgate when
+// installed, else the source tree.
+std::string data_dir();
+
+// The directory that holds kgate/kernel.h: $KGATE_INCLUDE_DIR, else P/include when
+// installed, else the source tree's harness/include.
+std::string include_dir();
+
+// The built-in GPU targets: data_dir()/configs/gpus.
+std::string builtin_gpus_dir();
+
+}  // namespace kgate::paths
