@@ -8,14 +8,14 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: tests pytest bench matmul doctor kbbench kbrun smoke onerun sweep dispatch study timers
+#   steps: tests pytest bench matmul doctor kbbench kbrun smoke onerun sweep dispatch aa study timers
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb)
 #   STEP_S_<step>=N caps a step's seconds (defaults below).
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
 root="$PWD"
-steps="${*:-tests pytest bench matmul doctor kbbench kbrun smoke onerun sweep dispatch study timers}"
+steps="${*:-tests pytest bench matmul doctor kbbench kbrun smoke onerun sweep dispatch aa study timers}"
 has() { [[ " $steps " == *" $1 "* ]]; }
 cap() { local v="STEP_S_$1"; echo "${!v:-$2}"; }
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -204,6 +204,31 @@ if has dispatch; then
   stamp "kgate run kernelbench-official rc=$?"; tail -40 "$OUT/dispatch.log"
   cat "$OUT/dispatch/results.tsv" 2>/dev/null | head -80
   sed -n '/Dispatch-aware/,/^## Failures/p' "$OUT/dispatch/report.md" 2>/dev/null | head -60
+  rm -f "$suite"
+fi
+if has aa; then
+  # The A/A mode over the official KernelBench (suites/kernelbench-official-aa.yaml): each
+  # reference against itself through every gate, on AA_PROBLEMS (level/name ids) or, with
+  # AA_SHARD=k/n, on that shard of all 250.
+  export KERNELBENCH_ROOT="${KERNELBENCH_ROOT:-$root/.kb}"
+  suite="suites/_session-kernelbench-aa.yaml"
+  sed -e "s/^id: .*/id: kernelbench-official-aa/" suites/kernelbench-official-aa.yaml > "$suite"
+  shard=()
+  if [ -n "${AA_SHARD:-}" ]; then
+    shard=(--shard "$AA_SHARD")
+  else
+    list=$(for p in ${AA_PROBLEMS:-level1/19_ReLU}; do printf 'kb-%s/%s, ' "${p%%/*}" "${p#*/}"; done)
+    sed -i -e "s|^levels: .*|levels: []\nproblems: [${list%, }]|" "$suite"
+  fi
+  /usr/bin/time -f "aa wall %e s" timeout "$(cap aa 300)" "$B/kgate" run "$suite" --gpu h200 \
+    "${shard[@]}" --out "$OUT/aa" > "$OUT/aa.log" 2>&1
+  stamp "kgate run kernelbench-official-aa rc=$?"; grep -E "A/A|error|warn" "$OUT/aa.log" | tail -40
+  python3 - "$OUT/aa" <<'PYEOF' 2>&1 | tail -60
+import glob, json, os, sys
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "results", "**", "*.json"), recursive=True)):
+    r = json.load(open(f))
+    print(r["level"] + "/" + r["problem"], r["outcome"], "%.1f s" % r.get("wall_s", 0), r.get("reason", "")[:300])
+PYEOF
   rm -f "$suite"
 fi
 if has study; then

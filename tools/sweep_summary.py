@@ -3,8 +3,9 @@
 
 Reads DIR/<level>/<problem>.json (the profile's versioned JSON) and .txt (its output, for
 the error of a problem that wrote no JSON) and prints, per level: problems profiled, the
-outcome the compiled-mode plan gives before any search (no Triton kernels; extern-dominated,
-i.e. no kernel's Amdahl bound reaches the keep threshold; searchable) and every error with
+outcome the compiled-mode plan gives before any search (no Triton kernels; extern-dominated
+or at-roofline, i.e. no kernel's Amdahl bound reaches the keep threshold, because the
+kernels are too small a share of the model or already near copy bandwidth; searchable) and every error with
 its first line. The plan rule is the one `kgate run` applies (search/suite_run.cpp
 plan_kernels): a kernel is searched when its bound is >= the keep threshold.
 
@@ -23,7 +24,9 @@ def classify(inv, keep):
     profiled = any(k.get("device_us", 0) > 0 for k in ks)
     searched = [k for k in ks if not profiled or k.get("amdahl_bound", 0) <= 0 or k.get("amdahl_bound", 0) >= keep]
     if not searched:
-        return "extern-dominated", "Triton %.1f%%" % (100 * inv.get("triton_share", 0))
+        zero = max(1 / max(1e-9, 1 - k.get("share", 0)) for k in ks)
+        kind = "extern-dominated" if zero < keep else "at-roofline"
+        return kind, "Triton %.1f%%" % (100 * inv.get("triton_share", 0))
     best = max(k.get("amdahl_bound", 0) for k in searched)
     return "searchable", "%d of %d kernels, best bound %.3fx" % (len(searched), len(ks), best)
 
@@ -61,7 +64,7 @@ def main():
             row["outcome"], row["detail"] = "error", first_error(txt)
         rows.append(row)
     levels = sorted({r["level"] for r in rows})
-    kinds = ["searchable", "extern-dominated", "no-triton", "error"]
+    kinds = ["searchable", "extern-dominated", "at-roofline", "no-triton", "error"]
     print("| level | profiled | " + " | ".join(kinds) + " |")
     print("|---|--:|" + "--:|" * len(kinds))
     for lv in levels + ["all"]:

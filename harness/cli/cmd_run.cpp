@@ -53,7 +53,10 @@ class GatesEvaluator : public search::CandidateEvaluator {
     return eval_.remeasure(candidate, defines, baseline);
   }
   std::string device_name() const override { return eval_.device().name; }
-  nlohmann::json inventory(const std::string& dir) override { return eval_.inventory(dir); }
+  // The kernel files a search starts from carry Inductor's coordinate-descent choice as
+  // the tuner's first point (so the search starts where torch.compile's own extra search
+  // ends).
+  nlohmann::json inventory(const std::string& dir) override { return eval_.inventory(dir, "coordinate-descent"); }
   void promote_last_candidate() override { eval_.promote_last_candidate(); }
   std::map<std::string, gates::Timing> reference_timings(const std::string& candidate,
                                                          const search::Point& defines) override {
@@ -358,7 +361,7 @@ ExitCode cmd_run(const RunOptions& o) {
   so.config_hash = hash;
   for (const auto* it : selected) so.planned.push_back(it->problem);
 
-  auto factory = [&](const search::RunItem& item, const std::string& /*workspace*/, uint64_t seed)
+  auto factory = [&](const search::RunItem& item, const std::string& workspace, uint64_t seed)
       -> std::unique_ptr<search::CandidateEvaluator> {
     gates::EvalOptions eo;
     eo.backend = backend;
@@ -366,6 +369,9 @@ ExitCode cmd_run(const RunOptions& o) {
     // The search's own guard snapshots and restores the workspace around every agent
     // turn (and rewrites the agent files between turns), so the gate's hash is not used.
     eo.workspace = "";
+    // Compiled mode: every slot swaps in the workspace's kernel files (kept kernels compose;
+    // the final re-measure times the whole set).
+    if (item.problem.kernelbench_mode == "compiled") eo.kernels_dir = (fs::path(workspace) / gates::kKernelsDir).string();
     eo.seed = seed;
     eo.thresholds = suite.gates;
     eo.measurement = suite.measurement;

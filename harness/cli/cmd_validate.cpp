@@ -72,10 +72,12 @@ void print_plan(const config::Plan& plan) {
     for (const auto* it : items) {
       std::string what;
       if (it->native && it->native->kind == "kernelbench") {
-        what = shown(it->source) + (it->native->kernelbench_mode == "compiled"
+        const std::string& mode = it->native->kernelbench_mode;
+        what = shown(it->source) + (mode == "compiled"
                                         ? "  starts from torch.compile's model (" + it->native->kernelbench_baseline +
                                               "), its Triton kernels searched"
-                                        : it->starter.empty() ? "" : "  starter " + shown(it->starter));
+                                    : mode == "reference" ? "  starts from the reference model as its own ModelNew"
+                                    : it->starter.empty() ? "" : "  starter " + shown(it->starter));
       } else if (it->native) {
         const auto& p = *it->native;
         const ops::Dims& shape =

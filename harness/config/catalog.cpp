@@ -490,7 +490,10 @@ Plan plan_suite(const Catalog& cat, const Suite& suite) {
       item.source = p.source;
       item.gpu = *g;
       item.backend = suite.backend == "auto" ? g->backend : suite.backend;
-      if (p.native) {
+      if (p.native && suite.agent.kind == "reference") {
+        item.native = *p.native;
+        item.skip_reason = "agent: reference runs KernelBench problems (a reference model against itself)";
+      } else if (p.native) {
         item.native = *p.native;
         auto s = p.native->starters.find(item.backend);
         if (s != p.native->starters.end())
@@ -503,7 +506,12 @@ Plan plan_suite(const Catalog& cat, const Suite& suite) {
         std::error_code ec;
         fs::path start = lv->solutions.empty() ? fs::path() : fs::path(lv->solutions) / (p.name + ".py");
         const bool has_solution = !start.empty() && fs::is_regular_file(start, ec);
-        if (lv->starter == "compiled" || (lv->starter == "auto" && !has_solution)) {
+        if (suite.agent.kind == "reference" || lv->starter == "reference") {
+          // The reference model as its own ModelNew (KernelBench's convention): the A/A mode
+          // of `agent: reference`, or the start of an LLM agent's search on any problem.
+          item.native->kernelbench_mode = "reference";
+          item.starter = item.native->path;
+        } else if (lv->starter == "compiled" || (lv->starter == "auto" && !has_solution)) {
           // Dispatch-aware: the search starts from torch.compile's own model, which every
           // problem has; its Triton kernels are the candidates.
           item.native->kernelbench_mode = "compiled";

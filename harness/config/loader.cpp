@@ -347,7 +347,7 @@ LevelConfig parse_level(const YAML::Node& root, const std::string& path, Diagnos
         m.error("solutions", "solutions directory '" + l.solutions + "' is not a directory");
     }
   }
-  if (read_choice(m, "starter", &l.starter, {"auto", "compiled", "solutions"})) {
+  if (read_choice(m, "starter", &l.starter, {"auto", "compiled", "solutions", "reference"})) {
     if (l.kind != "kernelbench")
       m.error("starter", "'starter' is only used by kernelbench levels");
     else if (l.starter == "solutions" && !m.has("solutions"))
@@ -391,7 +391,7 @@ void parse_agent(YamlMap& m, AgentConfig& a, Diagnostics& diags) {
   YamlMap am(n, m.file(), "agent.",
              {"kind", "command", "timeout_s", "url", "model", "api_key_env", "seed"}, diags,
              m.loc("agent"));
-  read_choice(am, "kind", &a.kind, {"tuner", "command", "http"});
+  read_choice(am, "kind", &a.kind, {"tuner", "command", "http", "reference"});
   am.read("command", &a.command);
   read_min<double>(am, "timeout_s", &a.timeout_s, 0.0, false);
   am.read("url", &a.url);

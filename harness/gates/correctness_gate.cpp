@@ -56,6 +56,11 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
 
   if (r.return_code != 0)
     return fail(r.error.empty() ? "kgate_run returned " + std::to_string(r.return_code) : "raised " + r.error);
+  if (!r.cannot_judge.empty()) {
+    row.not_judged = true;
+    row.detail = "not judged: " + r.cannot_judge;
+    return row;
+  }
   if (r.outputs.empty()) return fail("the worker reported no outputs for this case");
   for (const auto& o : r.outputs)
     if (!o.shape_ok) return fail("output " + o.name + " has the wrong shape");
@@ -88,11 +93,12 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
     if (o.over_tol > 0) {
       row.error = o.max_abs_err;
       row.limit = c.check.atol + c.check.rtol * std::abs(o.worst_want);
-      return fail(of_total(o.over_tol, o.name) + " elements" + out_name(o) +
-                  " over tolerance (max_abs_err " + fmt_num(o.max_abs_err) + " > atol " +
-                  fmt_num(c.check.atol) + " + rtol " + fmt_num(c.check.rtol) +
-                  "·|want|, worst at " + format_index(o.worst_index, shape_of(o.name)) +
-                  ": got " + fmt_num(o.worst_got) + ", want " + fmt_num(o.worst_want) + ")");
+      // The element named is one over tolerance: its own error against its own limit.
+      const double err = o.worst_abs_err > 0 ? o.worst_abs_err : o.max_abs_err;
+      return fail(of_total(o.over_tol, o.name) + " elements" + out_name(o) + " over tolerance (worst at " +
+                  format_index(o.worst_index, shape_of(o.name)) + ": got " + fmt_num(o.worst_got) + ", want " +
+                  fmt_num(o.worst_want) + ", |err| " + fmt_num(err) + " > atol " + fmt_num(c.check.atol) +
+                  " + rtol " + fmt_num(c.check.rtol) + "·|want|; max_abs_err " + fmt_num(o.max_abs_err) + ")");
     }
   }
   if (r.inputs_modified) return fail("the candidate modified its inputs (inputs are read-only)");
@@ -101,6 +107,7 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
                 " runs on identical inputs were not bitwise identical (nondeterministic)");
   }
   row.detail = "max_abs_err " + fmt_num(row.error) + " <= " + fmt_num(row.limit);
+  for (const auto& n : r.notes) row.detail += "; " + n;
   return row;
 }
 

@@ -112,7 +112,7 @@ struct Evaluator::Impl {
     if (compiled()) {
       ps.mode = "compiled";
       ps.compile_mode = problem.kernelbench_baseline == "compile-max-autotune" ? "max-autotune-no-cudagraphs" : "default";
-      if (!opt.workspace.empty()) ps.kernels_dir = (fs::path(opt.workspace) / kKernelsDir).string();
+      ps.kernels_dir = opt.kernels_dir;
     }
     r = w.call("load_problem", Json{{"problem", Json(ps)}}, opt.request_timeout_s);
     if (!r.good()) {
@@ -306,6 +306,15 @@ struct Evaluator::Impl {
         return g;
       }
     }
+    // A case the worker could not judge (a GPU-sized case that does not fit) is no verdict
+    // on the candidate; with no case judged at all there is nothing to pass on.
+    const bool none_judged = !g.rows.empty() && std::all_of(g.rows.begin(), g.rows.end(),
+                                                            [](const CaseRow& r) { return r.not_judged; });
+    if (none_judged) {
+      g.status = GateStatus::kFail;
+      g.failed_case = g.rows.front().case_id;
+      g.reason = "cannot judge: no case could be checked (" + g.rows.front().detail + ")";
+    }
     return g;
   }
 
@@ -316,6 +325,15 @@ struct Evaluator::Impl {
     g.status = GateStatus::kPass;
     for (std::size_t i = 0; i < cases.size() && i < cand.size(); ++i) {
       const auto& c = cases[i];
+      // A reference that cannot run in float64 (tensors made in forward without a dtype):
+      // correctness was judged against the float32 reference, and there is no oracle.
+      if (!cand[i].oracle_skip.empty()) {
+        g.status = GateStatus::kSkipped;
+        g.reason = "skipped: " + cand[i].oracle_skip;
+        g.rows.clear();
+        return g;
+      }
+      if (!cand[i].cannot_judge.empty()) continue;
       auto it = baseline_cache.find(c.check.case_id);
       if (it == baseline_cache.end()) {
         protocol::CaseResult b;
@@ -413,6 +431,10 @@ struct Evaluator::Impl {
                                     const std::string& baseline_path, const std::string& mode,
                                     const std::string& what) {
     Impl& m = *this;
+    if (m.compiled() && m.opt.kernels_dir.empty() &&
+        fs::absolute(candidate_path).lexically_normal() == fs::absolute(m.problem.path).lexically_normal())
+      throw InfraError(what + ": compiled mode without a kernel directory: the problem file alone is "
+                       "torch.compile's model, there is no kernel set to measure");
     worker::Worker fresh(m.spec());
     protocol::DeviceInfo dev = m.setup(fresh);
     m.compile_baseline(fresh, baseline_path, mode);
@@ -426,15 +448,17 @@ struct Evaluator::Impl {
                        (r.good() ? first_errors(r.result.value("log", std::string())) : r.describe()));
     }
     std::string note;
+    std::vector<std::string> swapped, unchanged;
     if (m.compiled()) {
       // Which kernel files this worker swapped in: a kept file equal to the fresh worker's
       // own Inductor choice (its autotuning can pick differently) is not swapped.
-      std::string swapped;
-      for (const auto& n : r.result.value("overrides", Json::array()))
-        swapped += (swapped.empty() ? "" : ", ") + n.get<std::string>();
-      const size_t unchanged = r.result.value("unchanged", Json::array()).size();
-      note = (swapped.empty() ? std::string("no kernel file swapped in") : "swapped in: " + swapped) +
-             (unchanged ? "; " + std::to_string(unchanged) + " kernel file(s) equal to this worker's own Inductor choice" : "");
+      for (const auto& n : r.result.value("overrides", Json::array())) swapped.push_back(n.get<std::string>());
+      for (const auto& n : r.result.value("unchanged", Json::array())) unchanged.push_back(n.get<std::string>());
+      std::string names;
+      for (const auto& n : swapped) names += (names.empty() ? "" : ", ") + n;
+      note = (swapped.empty() ? std::string("no kernel file swapped in") : "swapped in: " + names) +
+             (unchanged.empty() ? "" : "; " + std::to_string(unchanged.size()) +
+                                           " kernel file(s) equal to this worker's own Inductor choice");
       log::info(what + ": " + note);
     }
     r = fresh.call("time", Json(m.time_params()), m.time_timeout());
@@ -443,6 +467,8 @@ struct Evaluator::Impl {
                                  m.bandwidth(dev), m.opt.measurement.min_samples)
                    .timing;
     t.note = note;
+    t.swapped = std::move(swapped);
+    t.unchanged = std::move(unchanged);
     return t;
   }
 };
@@ -546,13 +572,15 @@ bool Evaluator::kernelbench() const { return impl_->kernelbench(); }
 
 bool Evaluator::compiled() const { return impl_->compiled(); }
 
-protocol::Json Evaluator::inventory(const std::string& dir) {
+protocol::Json Evaluator::inventory(const std::string& dir, const std::string& seed_mode) {
   Impl& m = *impl_;
   if (!m.compiled()) throw UsageError("inventory: " + m.problem.id + " is not a compiled-mode KernelBench problem");
   Json params = {{"profile", true}};
   if (!dir.empty()) params["dir"] = absolute(dir);
+  if (!seed_mode.empty()) params["seed_mode"] = seed_mode;
   // A cold torch.compile of a level-3 network takes minutes: the compile budget applies.
-  worker::Reply r = m.worker->call("inventory", params, m.compile_timeout() + m.opt.request_timeout_s);
+  worker::Reply r = m.worker->call("inventory", params,
+                                   m.compile_timeout() * (seed_mode.empty() ? 1 : 2) + m.opt.request_timeout_s);
   if (!r.good())
     throw InfraError("inventory of " + m.problem.id + " (torch.compile's kernels): " + r.describe() +
                      (r.stderr_tail.empty() ? "" : "\nworker stderr:\n" + r.stderr_tail));

@@ -19,6 +19,10 @@ struct EvalOptions {
   std::string native_bin;                // path of kgate-native ("" = beside kgate)
   std::string cache_dir;                 // compile cache ("" = worker default)
   std::string workspace;                 // candidate workspace: static gate hashes it ("" = skip)
+  // Compiled mode: the kernel files every slot swaps into torch.compile's model (the
+  // workspace's kernels/, so kept kernels compose and the final re-measure runs the whole
+  // set); "" = only the candidate file itself.
+  std::string kernels_dir;
   uint64_t seed = 0;                     // correctness seed root
   config::GateThresholds thresholds;
   config::MeasurementConfig measurement;
@@ -66,7 +70,9 @@ class Evaluator {
   // Compiled mode: torch.compile's model taken apart by the worker: its Triton kernels (one
   // editable file each written into `dir`), extern calls and per-kernel device times
   // (docs/dispatch.md). Infrastructure failures throw.
-  protocol::Json inventory(const std::string& dir);
+  // `seed_mode` ("coordinate-descent"; "" = none): a second compile whose launch config
+  // per kernel seeds the tuner (kgate:tune-seed in the kernel files).
+  protocol::Json inventory(const std::string& dir, const std::string& seed_mode = "");
 
   const protocol::DeviceInfo& device() const;
 

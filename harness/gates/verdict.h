@@ -54,8 +54,9 @@ struct CaseRow {
   std::string detail;     // "max_abs_err 3.1e-2 > atol 1e-3 at [17] (got 0.5, want 0.53)"
   double error = 0;       // the number compared
   double limit = 0;       // what it was compared against
+  bool not_judged = false;  // the worker could not judge the case (detail says why)
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CaseRow, case_id, pass, detail, error, limit)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CaseRow, case_id, pass, detail, error, limit, not_judged)
 
 struct GateResult {
   Gate gate = Gate::kStatic;
@@ -93,11 +94,14 @@ struct Timing {
   // What was measured, when it is not plain (compiled mode: which kernel files the worker
   // swapped in, and which it found equal to its own Inductor choice).
   std::string note;
+  std::vector<std::string> swapped;    // compiled mode: kernels replaced in the timed model
+  std::vector<std::string> unchanged;  // compiled mode: kernel files equal to Inductor's own
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Timing, baseline_us, candidate_us, speedup,
                                                 speedup_lo, speedup_hi, p_value, verdict,
                                                 roofline_floor_us, pct_roofline, samples, timer,
-                                                baseline_samples_us, candidate_samples_us, note)
+                                                baseline_samples_us, candidate_samples_us, note,
+                                                swapped, unchanged)
 
 struct CandidateVerdict {
   int version = 1;

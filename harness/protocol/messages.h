@@ -161,11 +161,14 @@ struct OutputError {
   // JSON has no NaN/Inf: worst_got is 0 when the element is not finite and this says
   // what it was: "finite" | "nan" | "inf" | "-inf" | "unwritten" ("" = no worst element).
   std::string worst_kind;
+  // Python worker: |got - want| at worst_index (an element over tolerance when there is
+  // one; max_abs_err may belong to another, within tolerance); 0 = not reported.
+  double worst_abs_err = 0;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputError, name, max_abs_err, max_rel_err,
                                                 rel_l2_err, over_tol, nan, inf, truth_nonfinite,
                                                 unwritten, worst_index, worst_got, worst_want,
-                                                shape_ok, worst_kind)
+                                                shape_ok, worst_kind, worst_abs_err)
 
 struct CaseResult {
   std::string case_id;
@@ -175,9 +178,17 @@ struct CaseResult {
   double elapsed_ms = 0;
   std::vector<OutputError> outputs;
   std::string error;  // what the candidate raised (Python worker), "" = nothing
+  // Python worker: non-empty = the case was not judged, and why (no outputs then); a
+  // verdict on the harness's reach, never on the candidate.
+  std::string cannot_judge;
+  // Python worker: non-empty = the float64 oracle cannot be used for this problem (why);
+  // correctness is then judged against the float32 reference.
+  std::string oracle_skip;
+  std::vector<std::string> notes;  // relaxations the worker applied, in words
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CaseResult, case_id, return_code, inputs_modified,
-                                                deterministic, elapsed_ms, outputs, error)
+                                                deterministic, elapsed_ms, outputs, error, cannot_judge,
+                                                oracle_skip, notes)
 
 struct CheckResult {
   std::vector<CaseResult> cases;

@@ -51,7 +51,7 @@ std::string dispatch_row(const LevelSummary& l, const std::string& name) {
     return std::to_string(it == l.fallback_kinds.end() ? 0 : it->second);
   };
   return "| " + fmt::md_cell(name) + " | " + std::to_string(l.compiled) + " | " + std::to_string(l.improved) + " | " +
-         kind("no-triton") + " | " + kind("extern-dominated") + " | " + kind("gate-failed") + " | " +
+         kind("no-triton") + " | " + kind("extern-dominated") + " | " + kind("at-roofline") + " | " + kind("gate-failed") + " | " +
          kind("not-faster") + " | " + fmt::speedup(l.geomean_vs_compile) + " | " +
          fmt::speedup(l.geomean_vs_max_autotune) + " | " + fmt::speedup(l.geomean_vs_eager) + " |\n";
 }
@@ -73,9 +73,9 @@ std::string markdown_dispatch_tables(const Summary& s, size_t max_bytes) {
   if (!any) return "";
   std::string t =
       "## Dispatch-aware search (torch.compile's Triton kernels)\n\n"
-      "| Level | Problems | Improved | Fallback: no Triton | extern-dominated | gate failed | not faster | "
-      "Geomean vs torch.compile | vs max-autotune | vs eager |\n"
-      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+      "| Level | Problems | Improved | Fallback: no Triton | extern-dominated | at roofline | gate failed | "
+      "not faster | Geomean vs torch.compile | vs max-autotune | vs eager |\n"
+      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const auto& l : s.levels)
     if (l.compiled > 0) t += dispatch_row(l, l.level);
   if (s.levels.size() > 1) t += dispatch_row(s.overall, "**all**");

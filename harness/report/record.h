@@ -65,7 +65,7 @@ struct ProblemResult {
   // KernelBench in dispatch-aware mode ("compiled": torch.compile's model is the baseline,
   // its Triton kernels the candidates); "" otherwise.
   std::string mode;
-  // compiled mode, outcome fallback: "no-triton" | "extern-dominated" | "gate-failed" |
+  // compiled mode, outcome fallback: "no-triton" | "extern-dominated" | "at-roofline" | "gate-failed" |
   // "not-faster" (the reason says more)
   std::string fallback_kind;
   double triton_share = 0;   // compiled: fraction of the compiled model's GPU time in Triton kernels

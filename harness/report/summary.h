@@ -75,7 +75,7 @@ struct LevelSummary {
   std::optional<double> geomean_vs_compile;
   std::optional<double> geomean_vs_max_autotune;     // torch.compile max-autotune-no-cudagraphs
   // Dispatch-aware (compiled-mode) problems: how many, and their fallbacks by kind
-  // ("no-triton", "extern-dominated", "gate-failed", "not-faster").
+  // ("no-triton", "extern-dominated", "at-roofline", "gate-failed", "not-faster").
   int compiled = 0;
   std::map<std::string, int> fallback_kinds;
   double fast_p[kFastPCount] = {0, 0, 0, 0};         // fractions in [0, 1]

@@ -309,7 +309,7 @@ struct SuiteRun::Impl {
   // ---- workspace -------------------------------------------------------------------------
   void open_workspace(Problem& p) {
     if (!p.repo) p.repo = std::make_unique<ExperimentRepo>(p.ws);
-    write_plain(p.starter_copy, read_text(p.item->starter));
+    write_plain(p.starter_copy, starter_text(p));
   }
 
   // Makes git and the worktree agree with the journal: the branch tip is the journaled
@@ -378,6 +378,18 @@ struct SuiteRun::Impl {
     write_plain(p.best_copy, read_text((fs::path(p.ws) / p.candidate_rel).string()));
   }
 
+  // Every kernel the search kept must be in the model a final re-measure timed: swapped in,
+  // or equal to that worker's own Inductor choice. Otherwise the number describes another
+  // model than the result, and reporting it would be a lie.
+  static void require_kept_kernels(const Problem& p, const gates::Timing& t, const std::string& what) {
+    std::set<std::string> in_model(t.swapped.begin(), t.swapped.end());
+    in_model.insert(t.unchanged.begin(), t.unchanged.end());
+    for (const auto& r : p.records)
+      if (r.verdict == ExperimentVerdict::kKeep && !r.kernel.empty() && !in_model.count(r.kernel))
+        throw InfraError(p.item->problem_id + ": " + what + " did not swap in the kept kernel " + r.kernel +
+                         (t.note.empty() ? "" : " (" + t.note + ")"));
+  }
+
   // Which kernels are searched, in order, and whether the problem is a fallback before any
   // search: no Triton kernels at all, or kernels whose Amdahl bound (the whole model's gain
   // if the kernel ran at copy bandwidth) cannot clear the keep threshold.
@@ -404,10 +416,23 @@ struct SuiteRun::Impl {
     for (const auto& k : ks)
       if (!profiled || k.bound <= 0 || k.bound >= threshold) p.kernel_order.push_back(k.name);
     if (p.kernel_order.empty()) {
-      p.fallback_kind = "extern-dominated";
-      p.fallback_reason = "extern-dominated: Triton kernels are " + fmt(inv.value("triton_share", 0.0) * 100, "%.1f") +
-                          "% of the compiled model's GPU time; even at copy bandwidth they would gain at most " +
-                          fmt(ks.front().bound, "%.3f") + "x (keep threshold " + fmt(threshold, "%.2f") + "x)";
+      // Two reasons a bound stays under the threshold: the kernels are too small a share of
+      // the model (even at zero time they could not clear it), or they already run near
+      // copy bandwidth.
+      double zero_time_bound = 1;
+      for (const auto& k : inv.value("kernels", json::array()))
+        zero_time_bound = std::max(zero_time_bound, 1 / std::max(1e-9, 1 - k.value("share", 0.0)));
+      const std::string share = fmt(inv.value("triton_share", 0.0) * 100, "%.1f");
+      const std::string gain = "even at copy bandwidth they would gain at most " + fmt(ks.front().bound, "%.3f") +
+                               "x (keep threshold " + fmt(threshold, "%.2f") + "x)";
+      if (zero_time_bound < threshold) {
+        p.fallback_kind = "extern-dominated";
+        p.fallback_reason = "extern-dominated: Triton kernels are " + share + "% of the compiled model's GPU time; " + gain;
+      } else {
+        p.fallback_kind = "at-roofline";
+        p.fallback_reason = "at roofline: Triton kernels are " + share +
+                            "% of the compiled model's GPU time and already near copy bandwidth; " + gain;
+      }
     }
   }
 
@@ -420,6 +445,9 @@ struct SuiteRun::Impl {
     if (inv.value("model_device_us", 0.0) > 0)
       s += ", Triton " + fmt(inv.value("triton_share", 0.0) * 100, "%.1f") + "% of " +
            fmt(inv.value("model_device_us", 0.0), "%.1f") + " us GPU time";
+    size_t seeded = 0;
+    for (const auto& k : inv.value("kernels", json::array())) seeded += k.contains("seed_launch") ? 1 : 0;
+    if (seeded) s += ", " + std::to_string(seeded) + " seeded by " + inv.value("seed_mode", std::string("another compile"));
     return s;
   }
 
@@ -503,11 +531,22 @@ struct SuiteRun::Impl {
   }
 
   // ---- baseline -------------------------------------------------------------------------
+  // A reference starter (kernelbench_mode "reference") is the problem file with its Model
+  // named ModelNew too: the reference as its own candidate, every gate applied to it.
+  static bool reference_starter(const Problem& p) { return p.item->problem.kernelbench_mode == "reference"; }
+  bool aa_mode(const Problem& p) const { return reference_starter(p) && opt.suite.agent.kind == "reference"; }
+  static std::string starter_text(const Problem& p) {
+    std::string text = read_text(p.item->starter);
+    if (!reference_starter(p)) return text;
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    return text + "\n\n# kgate: the reference model as its own candidate (starter: reference).\nModelNew = Model\n";
+  }
+
   // Experiment 0: the starter through every gate, timed against itself (A/A), so the
   // search has a measured starting point from this run on this machine.
   void run_baseline(Problem& p) {
     fs::path ws(p.ws);
-    if (!p.compiled) write_plain((ws / p.candidate_rel).string(), read_text(p.item->starter));
+    if (!p.compiled) write_plain((ws / p.candidate_rel).string(), starter_text(p));
     if (!p.item->problem_file.empty())
       write_plain((ws / kProblemFile).string(), read_text(p.item->problem_file));
     write_plain((ws / ".gitignore").string(), kGitignore);
@@ -781,6 +820,10 @@ struct SuiteRun::Impl {
 
   void search(Problem& p) {
     if (p.compiled) return search_compiled(p);
+    if (aa_mode(p)) {
+      stop_reasons[p.item->problem_id] = "A/A (agent: reference): the reference against itself, no search";
+      return;
+    }
     const ExperimentRecord& base = *p.baseline();
     if (opt.suite.agent.kind == "tuner" && parse_tune_space(read_text(p.starter_copy), p.item->starter).empty() &&
         p.item->problem.kind == "kernelbench") {
@@ -844,9 +887,14 @@ struct SuiteRun::Impl {
     const double threshold = opt.suite.gates.keep_threshold;
     if (!base || !base->passed) {
       res.outcome = report::Outcome::kError;
-      res.reason = base ? "the starter fails the " + base->failed_gate + " gate: " + base->reason
-                        : "no baseline";
+      const bool unjudged = base && base->reason.rfind("cannot judge", 0) == 0;
+      res.reason = !base      ? "no baseline"
+                   : unjudged ? "kgate cannot judge this problem: " + base->reason
+                   : (aa_mode(p) ? "A/A false reject: the reference itself fails the " : "the starter fails the ") +
+                         base->failed_gate + " gate: " + base->reason;
       res.baseline_us = base ? base->latency_us : 0;
+    } else if (aa_mode(p)) {
+      aa_result(*base, res);
     } else if (res.kept == 0) {
       bool any_passed = std::any_of(p.records.begin() + 1, p.records.end(),
                                     [](const ExperimentRecord& r) { return r.passed; });
@@ -862,6 +910,7 @@ struct SuiteRun::Impl {
       // torch.compile's own model.
       gates::Timing t = p.compiled ? evaluator(p).remeasure(p.item->problem.path, {}, "")
                                    : evaluator(p).remeasure(p.best_copy, compile_defines(p.best_copy, best.point), p.starter_copy);
+      if (p.compiled) require_kept_kernels(p, t, "the final re-measure");
       res.baseline_us = t.baseline_us;
       res.best_us = t.candidate_us;
       res.speedup = t.speedup;
@@ -877,7 +926,7 @@ struct SuiteRun::Impl {
       res.outcome = report::Outcome::kMatched;
       res.reason = "degenerate problem (" + p.degenerate + "): never counted as improved";
     }
-    if (p.item->problem.kind == "kernelbench" && base && base->passed && res.best_us > 0) {
+    if (p.item->problem.kind == "kernelbench" && base && base->passed && res.best_us > 0 && !aa_mode(p)) {
       // KernelBench: the final best against the reference model, interleaved; the ratio is
       // kept by expressing the reference in the best's measured time. (A problem that
       // moved on without a search has no evaluator since the baseline phase: start one.)
@@ -885,6 +934,7 @@ struct SuiteRun::Impl {
                                 : evaluator(p).reference_timings(p.best_copy, compile_defines(p.best_copy, best.point));
       for (const auto& [mode, t] : timings) {
         if (t.candidate_us <= 0) continue;
+        if (p.compiled) require_kept_kernels(p, t, "the re-measure against " + mode);
         double ref_us = res.best_us * t.speedup;
         if (mode == "eager") res.eager_us = ref_us;
         if (mode == "compile") res.compile_us = ref_us;
@@ -902,6 +952,33 @@ struct SuiteRun::Impl {
     journal->append(e);
     p.done = res;
     write_result(res);
+  }
+
+  // A/A: the reference through every gate against itself. Passing with a timing verdict of
+  // no difference is `matched`; a difference the keep or regression rule would act on is a
+  // false alarm of this runner, an error (the pipeline must not trust its verdicts). Other
+  // performance-gate flags of the A/A (a time under the roofline floor, as cache-resident
+  // sizes read on a CPU) concern both sides alike and are kept in the reason.
+  void aa_result(const ExperimentRecord& base, report::ProblemResult& res) const {
+    const auto& g = opt.suite.gates;
+    res.baseline_us = res.best_us = base.latency_us;
+    res.speedup = base.speedup;
+    res.speedup_lo = base.speedup_lo;
+    res.speedup_hi = base.speedup_hi;
+    res.pct_roofline = base.pct_roofline;
+    const std::string ci = fmt(base.speedup, "%.3f") + "x [" + fmt(base.speedup_lo, "%.3f") + ", " +
+                           fmt(base.speedup_hi, "%.3f") + "]";
+    const bool flagged = std::any_of(base.gates.begin(), base.gates.end(), [](const gates::GateResult& r) {
+      return r.gate == gates::Gate::kPerformance && r.status == gates::GateStatus::kFail;
+    });
+    const std::string also = flagged ? " (" + base.reason + ")" : "";
+    if (base.speedup_lo >= g.keep_threshold || base.speedup_hi * g.regression_threshold <= 1) {
+      res.outcome = report::Outcome::kError;
+      res.reason = "A/A false alarm: the reference timed against itself reads " + ci + also;
+      return;
+    }
+    res.outcome = report::Outcome::kMatched;
+    res.reason = "A/A: the reference passed every gate against itself, " + ci + also;
   }
 
   // Compiled mode, nothing kept: torch.compile's model is the result, and the reason says

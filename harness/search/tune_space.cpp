@@ -93,6 +93,7 @@ TuneSpace parse_tune_space(const std::string& source, const std::string& file) {
   TuneSpace space;
   std::vector<std::string> lines = split_lines(source);
   std::set<std::string> seen;
+  std::vector<std::pair<int, Point>> seed_lines;
   for (size_t li = 0; li < lines.size(); ++li) {
     const std::string& line = lines[li];
     int lineno = static_cast<int>(li) + 1;
@@ -102,6 +103,21 @@ TuneSpace parse_tune_space(const std::string& source, const std::string& file) {
     // choice); search around them, never from a spread of random far-away points.
     if (line.compare(pos, 6, "-local") == 0) {
       space.local = true;
+      continue;
+    }
+    if (line.compare(pos, 5, "-seed") == 0) {
+      std::istringstream ss(line.substr(pos + 5));
+      std::string tok;
+      Point seed;
+      while (ss >> tok) {
+        if (tok == "*/") break;
+        size_t eq = tok.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == tok.size())
+          fail(file, lineno, line.find(tok, pos), "expected NAME=value after kgate:tune-seed, got '" + tok + "'");
+        seed[tok.substr(0, eq)] = tok.substr(eq + 1);
+      }
+      if (seed.empty()) fail(file, lineno, pos, "kgate:tune-seed names no value (expected NAME=value ...)");
+      seed_lines.push_back({lineno, seed});
       continue;
     }
     bool any = false;
@@ -165,6 +181,17 @@ TuneSpace parse_tune_space(const std::string& source, const std::string& file) {
       // The declared default is the start point even when the list omits it.
       t.values.insert(t.values.begin(), t.default_value);
     }
+  }
+  for (const auto& [lineno, seed] : seed_lines) {
+    Point pt = space.default_point();
+    for (const auto& [name, value] : seed) {
+      const Tunable* t = space.find(name);
+      if (t == nullptr) fail(file, lineno, 0, "kgate:tune-seed names '" + name + "', which no kgate:tune declares");
+      if (std::find(t->values.begin(), t->values.end(), value) == t->values.end())
+        fail(file, lineno, 0, "kgate:tune-seed value " + name + "=" + value + " is not among its declared values");
+      pt[name] = value;
+    }
+    space.seeds.push_back(pt);
   }
   return space;
 }

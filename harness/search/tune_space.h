@@ -28,6 +28,9 @@ struct TuneSpace {
   // a large space); for spaces around a compiler's own choice, where far points are slow
   // or fail to compile.
   bool local = false;
+  // `kgate:tune-seed NAME=v ...`: points to measure first (another search's choice, e.g.
+  // Inductor's coordinate descent), each the defaults with those values in place.
+  std::vector<Point> seeds;
   bool empty() const { return params.empty(); }
   // Number of points (saturates at SIZE_MAX).
   std::size_t size() const;

@@ -81,6 +81,12 @@ std::optional<Tuner::Index> Tuner::random_unmeasured() {
 
 void Tuner::plan_spread() {
   spread_planned_ = true;
+  // Seeds first (measured like sampled starts: a good one becomes the descent's center).
+  for (const auto& s : space_.seeds) {
+    Index idx = to_index(s);
+    bool dup = std::any_of(spread_.begin(), spread_.end(), [&](const Index& x) { return key(x) == key(idx); });
+    if (!dup && !measured_.count(key(idx))) spread_.push_back(idx);
+  }
   if (space_.local || space_.size() <= options_.large_space) return;
   for (int i = 0; i < options_.spread_samples; ++i) {
     auto idx = random_unmeasured();

@@ -347,6 +347,26 @@ def test_compare_args_exact_for_integers_and_nan_equal():
     assert not r["ok"] and r["arg"] == "out_ptr1" and r["max_abs_err"] == 1.0
 
 
+def test_compare_args_in_chunks_finds_the_worst_anywhere(monkeypatch):
+    """GPU-sized arguments are compared a slice at a time (the float64 copies of an 8 GiB
+    argument ran the H200 out of memory): the worst element is found in any chunk, and a
+    strided (transposed) argument compares the same as a contiguous one."""
+    monkeypatch.setattr(inductor, "COMPARE_CHUNK", 64)
+    a = torch.zeros(50, 40)
+    b = a.clone()
+    b[37, 3] = 0.5
+    r = inductor.compare_args("k", [a], [b], ["out_ptr0"])
+    assert not r["ok"] and r["max_abs_err"] == pytest.approx(0.5)
+    r = inductor.compare_args("k", [a.t()], [b.t()], ["out_ptr0"])
+    assert not r["ok"] and r["max_abs_err"] == pytest.approx(0.5)
+    i = torch.arange(2000).reshape(100, 20)
+    j = i.clone()
+    j[99, 19] += 7
+    r = inductor.compare_args("k", [i], [j], ["out_ptr0"])
+    assert not r["ok"] and r["max_abs_err"] == 7.0
+    assert inductor.compare_args("k", [a], [a.clone()], ["out_ptr0"])["ok"]
+
+
 # ---- the protocol, end to end on the CPU ------------------------------------------------
 
 @pytest.fixture(scope="module")

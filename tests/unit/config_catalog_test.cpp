@@ -103,6 +103,28 @@ TEST(ConfigCatalog, PlanOrderBackendsAndSkips) {
   EXPECT_EQ(rms_host.skip_reason, "");
 }
 
+// agent: reference (the A/A mode): every KernelBench problem starts from its reference as
+// its own ModelNew; native problems have no Python reference to run against itself.
+TEST(ConfigCatalog, ReferenceAgentPlansEveryKernelBenchProblemAsItsOwnCandidate) {
+  Catalog cat = good_catalog();
+  Suite s = *cat.suite("full");
+  s.agent.kind = "reference";
+  Plan plan = plan_suite(cat, s);
+  int kb = 0;
+  for (const auto& it : plan.items) {
+    ASSERT_TRUE(it.native.has_value());
+    if (it.kind == "kernelbench") {
+      ++kb;
+      EXPECT_EQ(it.native->kernelbench_mode, "reference") << it.problem;
+      EXPECT_EQ(it.starter, it.native->path);
+      EXPECT_EQ(it.skip_reason, "");
+    } else {
+      EXPECT_NE(it.skip_reason.find("agent: reference runs KernelBench problems"), std::string::npos) << it.skip_reason;
+    }
+  }
+  EXPECT_EQ(kb, 4);
+}
+
 TEST(ConfigCatalog, ExtraProblemsFollowTheLevels) {
   Catalog cat = good_catalog();
   Suite s = *cat.suite("minimal");

@@ -310,6 +310,8 @@ TEST(ConfigLoader, KernelBenchStarterModes) {
   EXPECT_EQ(strict->starter, "solutions");
   auto compiled = parse_level_file(write_level("comp", head + "starter: compiled\n"), d);
   EXPECT_EQ(compiled->starter, "compiled");
+  auto ref = parse_level_file(write_level("ref", head + "starter: reference\n"), d);
+  EXPECT_EQ(ref->starter, "reference");  // the reference as a ModelNew: LLM agents start anywhere
   EXPECT_TRUE(d.empty()) << d.str();
 
   Diagnostics bad;
@@ -319,7 +321,7 @@ TEST(ConfigLoader, KernelBenchStarterModes) {
   std::string all = bad.str();
   EXPECT_NE(all.find("bad1.yaml:5:10: error: 'starter: solutions' needs a 'solutions' directory"), std::string::npos)
       << all;
-  EXPECT_NE(all.find("bad2.yaml:5:10: error: 'starter' must be one of auto, compiled, solutions, got 'compild'"),
+  EXPECT_NE(all.find("bad2.yaml:5:10: error: 'starter' must be one of auto, compiled, solutions, reference, got 'compild'"),
             std::string::npos)
       << all;
   EXPECT_NE(all.find("bad3.yaml:5:10: error: 'starter' is only used by kernelbench levels"), std::string::npos) << all;

@@ -41,9 +41,38 @@ TEST(CorrectnessGate, OverToleranceNamesCountTotalAndWorstElement) {
   CaseRow row = judge_correctness_case(softmax_case(), r);
   EXPECT_FALSE(row.pass);
   EXPECT_EQ(row.detail,
-            "1312 of 135201 elements over tolerance (max_abs_err 0.5 > atol 0.001 + rtol 0.001·|want|, "
-            "worst at [0,4096]: got 0.5, want 0.0021)");
+            "1312 of 135201 elements over tolerance (worst at [0,4096]: got 0.5, want 0.0021, |err| 0.5 > atol 0.001 "
+            "+ rtol 0.001·|want|; max_abs_err 0.5)");
   EXPECT_DOUBLE_EQ(row.error, 0.5);
+}
+
+// The element named is one over tolerance, with its own error: the largest absolute error
+// may belong to a large element that is within its relative tolerance (1.68e+20 against
+// 1.68e+20 read as a failure before).
+TEST(CorrectnessGate, TheWorstElementNamedIsOneOverTolerance) {
+  auto r = result(R"({"return_code":0,"deterministic":true,
+     "outputs":[{"name":"y","max_abs_err":4.8e14,"over_tol":3,"worst_index":7,
+                 "worst_got":0.5,"worst_want":0.25,"worst_abs_err":0.25}]})");
+  CaseRow row = judge_correctness_case(softmax_case(), r);
+  EXPECT_FALSE(row.pass);
+  EXPECT_NE(row.detail.find("worst at [0,7]: got 0.5, want 0.25, |err| 0.25 > atol 0.001"), std::string::npos)
+      << row.detail;
+}
+
+// A case the worker could not judge (it does not fit the device) is no verdict: the row is
+// marked, not failed; relaxations the worker applied are in the passing row's detail.
+TEST(CorrectnessGate, NotJudgedAndNotes) {
+  auto r = result(R"({"return_code":0,"cannot_judge":"the float64 truth (14.0 GiB) fits neither device nor host",
+                      "outputs":[]})");
+  CaseRow row = judge_correctness_case(softmax_case(), r);
+  EXPECT_TRUE(row.pass);
+  EXPECT_TRUE(row.not_judged);
+  EXPECT_EQ(row.detail, "not judged: the float64 truth (14.0 GiB) fits neither device nor host");
+  auto n = result(R"j({"outputs":[{"name":"y","max_abs_err":1e-4}],
+                      "notes":["repeats differ within the reference's own spread (1.4e-07)"]})j");
+  CaseRow ok = judge_correctness_case(softmax_case(), n);
+  EXPECT_TRUE(ok.pass);
+  EXPECT_NE(ok.detail.find("; repeats differ within the reference's own spread"), std::string::npos) << ok.detail;
 }
 
 TEST(CorrectnessGate, RulesInOrder) {

@@ -69,6 +69,13 @@ struct FakeEvaluator : CandidateEvaluator {
     t.speedup_hi = t.speedup * 1.005;
     t.roofline_floor_us = 2;
     t.pct_roofline = t.roofline_floor_us / t.candidate_us;
+    // "AA_ALARM": a runner whose timing tells two copies of one file apart.
+    if (c != b && slurp(c).find("AA_ALARM") != std::string::npos) {
+      t.candidate_us *= 0.95;
+      t.speedup = t.baseline_us / t.candidate_us;
+      t.speedup_lo = t.speedup * 0.995;
+      t.speedup_hi = t.speedup * 1.005;
+    }
     return t;
   }
   static gates::GateResult gate(gates::Gate g, gates::GateStatus st) {
@@ -557,6 +564,45 @@ TEST_F(SearchSuiteRun, HttpAgentWithoutItsKeyFailsCleanly) {
   EXPECT_NE(ex[1]["reason"].get<std::string>().find("KGATE_TEST_UNSET_KEY"), std::string::npos);
 }
 
+// ---- A/A mode (agent: reference) ------------------------------------------------------------
+
+// The reference as its own ModelNew through every gate: one result per problem, `matched`
+// when it passes and the timing sees no difference; a rejection of the reference itself
+// (a false reject) and a timing difference (a false alarm) are errors of the run.
+TEST_F(SearchSuiteRun, AAModeJudgesTheReferenceAgainstItself) {
+  suite.agent.kind = "reference";
+  auto kb = [&](const std::string& id, const std::string& body) {
+    std::ofstream(dir / (id + ".py")) << "class Model:\n    pass\n" << body;
+    RunItem it = item(id, (dir / (id + ".py")).string());
+    it.problem.kind = "kernelbench";
+    it.problem.kernelbench_mode = "reference";
+    it.problem.path = it.starter;
+    it.problem_file = it.starter;
+    return it;
+  };
+  RunSummary s = run({kb("ok", ""), kb("rejected", "# BROKEN\n"), kb("alarm", "# AA_ALARM\n")});
+  EXPECT_EQ(s.code, ExitCode::kInfra);
+  auto res = [&](const std::string& id) {
+    return json::parse(slurp(out / "results" / report::record_file_name("unit-level", id))).get<report::ProblemResult>();
+  };
+  report::ProblemResult ok = res("ok");
+  EXPECT_EQ(ok.outcome, report::Outcome::kMatched) << ok.reason;
+  EXPECT_EQ(ok.reason.rfind("A/A: the reference passed every gate against itself, 1.000x", 0), 0u) << ok.reason;
+  EXPECT_EQ(ok.experiments, 0);
+  const std::string cand = slurp(out / "workspaces" / "ok" / "ok.py");
+  EXPECT_NE(cand.find("class Model:"), std::string::npos);
+  EXPECT_NE(cand.find("\nModelNew = Model\n"), std::string::npos) << cand;
+  report::ProblemResult rej = res("rejected");
+  EXPECT_EQ(rej.outcome, report::Outcome::kError);
+  EXPECT_EQ(rej.reason.rfind("A/A false reject: the reference itself fails the correctness gate", 0), 0u) << rej.reason;
+  report::ProblemResult alarm = res("alarm");
+  EXPECT_EQ(alarm.outcome, report::Outcome::kError);
+  EXPECT_EQ(alarm.reason.rfind("A/A false alarm: the reference timed against itself reads 1.053x", 0), 0u)
+      << alarm.reason;
+  // no search, no reference re-measures
+  for (const auto& e : evaluated) EXPECT_NE(e.rfind("reference ", 0), 0u) << e;
+}
+
 // ---- compiled mode (dispatch-aware KernelBench) -------------------------------------------
 
 // torch.compile's model as a fake: `inventory` writes one kernel file per kernel (tunable
@@ -564,11 +610,12 @@ TEST_F(SearchSuiteRun, HttpAgentWithoutItsKeyFailsCleanly) {
 // model's the sum over the workspace's kernel files, with the candidate's own file (or a
 // best copy standing for its kernel) in place of the workspace's.
 struct FakeCompiled : CandidateEvaluator {
-  struct K { std::string name; double base; int best_block; double bound; };
+  struct K { std::string name; double base; int best_block; double bound; double share = 0; };
   static constexpr double kExtern = 5;  // us in extern calls, never searched
   std::vector<K> kernels;
   std::string ws, problem_path;
   std::vector<std::string>* log;
+  bool swaps_nothing = false;  // a worker that loads the problem without its kernel directory
   FakeCompiled(std::vector<K> ks, std::string w, std::string pp, std::vector<std::string>* l)
       : kernels(std::move(ks)), ws(std::move(w)), problem_path(std::move(pp)), log(l) {}
 
@@ -580,7 +627,7 @@ struct FakeCompiled : CandidateEvaluator {
       std::ofstream(fs::path(dir) / (k.name + ".py"))
           << "# kgate:kernel " << k.name << "\n# kgate:tune LAUNCH_XBLOCK=[64,128,256,512,1024,2048]\n"
           << "# kgate:tune-local\nLAUNCH_XBLOCK = 1024\n\n@triton.jit\ndef " << k.name << "(x): pass\n";
-      inv["kernels"].push_back({{"name", k.name}, {"amdahl_bound", k.bound}, {"device_us", 10.0}});
+      inv["kernels"].push_back({{"name", k.name}, {"amdahl_bound", k.bound}, {"device_us", 10.0}, {"share", k.share}});
     }
     return inv;
   }
@@ -615,6 +662,14 @@ struct FakeCompiled : CandidateEvaluator {
     t.speedup = t.baseline_us / t.candidate_us;
     t.speedup_lo = t.speedup * 0.995;
     t.speedup_hi = t.speedup * 1.005;
+    // The problem file: the workspace's changed kernel files are swapped in, as the worker
+    // reports them (or none, for a worker without the kernel directory: then it timed
+    // torch.compile's own model).
+    if (c == problem_path)
+      for (const auto& k : kernels)
+        if (!swaps_nothing && slurp(ws + "/kernels/" + k.name + ".py").find("LAUNCH_XBLOCK = 1024") == std::string::npos)
+          t.swapped.push_back(k.name);
+    if (c == problem_path && swaps_nothing) t.candidate_us = t.baseline_us = original();
     return t;
   }
   gates::CandidateVerdict evaluate(const std::string& c, const Point& d, const std::string& b) override {
@@ -646,6 +701,7 @@ struct FakeCompiled : CandidateEvaluator {
 
 struct CompiledRun : SearchSuiteRun {
   std::vector<FakeCompiled::K> kernels;
+  bool swaps_nothing = false;
   RunSummary run_compiled(bool resume = false, std::optional<int> max = {}) {
     std::ofstream(dir / "p.py") << "class Model: pass\n";
     RunItem it;
@@ -660,7 +716,9 @@ struct CompiledRun : SearchSuiteRun {
     it.problem_file = it.problem.path;
     std::string pp = it.problem.path;
     SuiteRun r(options(resume, max), {it}, [this, pp](const RunItem&, const std::string& ws, uint64_t) {
-      return std::make_unique<FakeCompiled>(kernels, ws, pp, &evaluated);
+      auto f = std::make_unique<FakeCompiled>(kernels, ws, pp, &evaluated);
+      f->swaps_nothing = swaps_nothing;
+      return f;
     });
     return r.run();
   }
@@ -713,6 +771,20 @@ TEST_F(CompiledRun, KernelsSearchedByAttainableGainAndKeptAsASet) {
   EXPECT_EQ(r.best_candidate, (ws / "kernels").string());
 }
 
+// A final re-measure that did not swap in the kept kernels timed torch.compile's own model:
+// its number says nothing about the result, so the problem is an error, never `matched`.
+TEST_F(CompiledRun, AFinalReMeasureWithoutTheKeptKernelsIsAnError) {
+  suite.budget.max_consecutive_reverts = 2;
+  kernels = {{"triton_red_b", 20, 64, 1.5}};
+  swaps_nothing = true;
+  RunSummary s = run_compiled();
+  EXPECT_EQ(s.code, ExitCode::kInfra);
+  report::ProblemResult r = result();
+  EXPECT_EQ(r.outcome, report::Outcome::kError);
+  EXPECT_NE(r.reason.find("the final re-measure did not swap in the kept kernel triton_red_b"), std::string::npos)
+      << r.reason;
+}
+
 TEST_F(CompiledRun, NoTritonKernelsIsAFallbackToTheCompiledModel) {
   kernels = {};
   RunSummary s = run_compiled();
@@ -736,6 +808,18 @@ TEST_F(CompiledRun, ExternDominatedAndNotFasterFallbacks) {
   EXPECT_EQ(r.outcome, report::Outcome::kFallback);
   EXPECT_EQ(r.fallback_kind, "extern-dominated");
   EXPECT_NE(r.reason.find("Triton kernels are 50.0% of the compiled model's GPU time"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.experiments, 0);
+
+  // A kernel that is most of the model but already near copy bandwidth: not searched either,
+  // and the reason says which of the two it is.
+  fs::remove_all(out);
+  evaluated.clear();
+  kernels = {{"triton_poi_a", 10, 1024, 1.004, 0.9}};
+  run_compiled();
+  r = result();
+  EXPECT_EQ(r.outcome, report::Outcome::kFallback);
+  EXPECT_EQ(r.fallback_kind, "at-roofline");
+  EXPECT_NE(r.reason.find("already near copy bandwidth"), std::string::npos) << r.reason;
   EXPECT_EQ(r.experiments, 0);
 
   fs::remove_all(out);

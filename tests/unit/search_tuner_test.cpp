@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/error.h"
+
 namespace kgate::search {
 namespace {
 
@@ -157,6 +159,47 @@ TEST(TunerAgent, DescriptionsStartFromTheDeclaredDefaults) {
   EXPECT_TRUE(p.description.find("64->") != std::string::npos || p.description.find("1->") != std::string::npos)
       << p.description;
   fs::remove_all(dir);
+}
+
+// `kgate:tune-seed` (another search's choice, e.g. Inductor's coordinate descent): the
+// first proposal after the default, even in a local space; kept, it becomes the center of
+// the descent.
+TEST(SearchTuner, SeedsAreMeasuredFirstAndDescendedFrom) {
+  std::string src =
+      "# kgate:tune BLOCK=[16,32,64,128,256,512,1024,2048] ROWS=[1,2,4,8,16,32] PAD=[0,1,2,3]\n"
+      "# kgate:tune-local\n# kgate:tune-seed BLOCK=512 ROWS=4\nBLOCK = 128\nROWS = 8\nPAD = 0\n";
+  TuneSpace space = parse_tune_space(src, "k.py");
+  ASSERT_EQ(space.seeds.size(), 1u);
+  EXPECT_EQ(format_point(space.seeds[0]), "BLOCK=512 PAD=0 ROWS=4");
+  Tuner t(space, 5);
+  Point def = space.default_point();
+  t.observe(def, true, cost(def));
+  auto p = t.propose();
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(format_point(*p), "BLOCK=512 PAD=0 ROWS=4");
+  t.observe(*p, true, cost(*p) * 0.5);  // kept
+  auto q = t.propose();
+  ASSERT_TRUE(q.has_value());
+  int moved = 0;
+  for (const auto& [k, v] : *q) moved += v != p->at(k);
+  EXPECT_EQ(moved, 1) << format_point(*q) << " is not one step from the kept seed";
+}
+
+TEST(SearchTuneSpace, SeedErrorsNameTheLine) {
+  auto err = [](const std::string& src) {
+    try {
+      parse_tune_space(src, "k.py");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(err("# kgate:tune B=[1,2]\n# kgate:tune-seed C=1\nB = 1\n").find("k.py:2:1: error: kgate:tune-seed names 'C'"),
+            std::string::npos);
+  EXPECT_NE(err("# kgate:tune B=[1,2]\n# kgate:tune-seed B=4\nB = 1\n").find("k.py:2:1: error: kgate:tune-seed value B=4"),
+            std::string::npos);
+  EXPECT_NE(err("# kgate:tune B=[1,2]\n# kgate:tune-seed B\n").find("k.py:2:"), std::string::npos);
+  EXPECT_NE(err("# kgate:tune B=[1,2]\n# kgate:tune-seed\n").find("names no value"), std::string::npos);
 }
 
 }  // namespace

@@ -1062,10 +1062,25 @@ class _Probe:
         orig = self.swapped_ref[0].active.get(self.name)
         if orig is None:
             return self.kernel.run(*args, **kwargs)
-        clones = [_clone_strided(a) if isinstance(a, torch.Tensor) else a for a in args]
-        orig.run(*clones, **kwargs)
+        # The check is advisory (the model-level gates decide): a GPU-sized kernel whose
+        # clones do not fit is launched unchecked, and the log says so.
+        try:
+            clones = [_clone_strided(a) if isinstance(a, torch.Tensor) else a for a in args]
+            orig.run(*clones, **kwargs)
+        except torch.cuda.OutOfMemoryError:
+            clones = None
+            torch.cuda.empty_cache()
+            self.result = {"kernel": self.name, "ok": True, "max_abs_err": 0.0, "arg": "",
+                           "skipped": "out of device memory for the argument clones"}
         out = self.kernel.run(*args, **kwargs)
-        self.result = compare_args(self.name, args, clones, self.arg_names)
+        if clones is not None:
+            try:
+                self.result = compare_args(self.name, args, clones, self.arg_names)
+            except torch.cuda.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                self.result = {"kernel": self.name, "ok": True, "max_abs_err": 0.0, "arg": "",
+                               "skipped": "out of device memory for the comparison"}
+            del clones
         return out
 
     def __getattr__(self, attr):
@@ -1090,6 +1105,39 @@ def _clone_strided(x):
     return torch.as_strided(buf, x.size(), x.stride())
 
 
+# Elements compared at a time: the temporaries of a GPU-sized argument (GBs) stay small.
+COMPARE_CHUNK = 1 << 24
+
+
+def _chunks(a, b):
+    """Matching views of a and b along dim 0, about COMPARE_CHUNK elements each."""
+    if a.dim() == 0 or a.shape[0] <= 1 or a.numel() <= COMPARE_CHUNK:
+        yield a, b
+        return
+    step = max(1, COMPARE_CHUNK // max(1, a.numel() // a.shape[0]))
+    for i in range(0, a.shape[0], step):
+        yield a[i:i + step], b[i:i + step]
+
+
+def _float_diff(a, b) -> tuple[bool, float]:
+    """(allclose at KERNEL_CHECK_TOL, NaN equal to NaN; max |a - b|, inf where one is NaN),
+    chunk by chunk, in float32 (float64 for float64 tensors)."""
+    torch = _torch()
+    good, err = True, 0.0
+    for ca, cb in _chunks(a.detach(), b.detach()):
+        dt = torch.float64 if ca.dtype == torch.float64 else torch.float32
+        fa, fb = ca.to(dt), cb.to(dt)
+        good = good and bool(torch.isclose(fa, fb, atol=KERNEL_CHECK_TOL, rtol=KERNEL_CHECK_TOL,
+                                           equal_nan=True).all())
+        diff = (fa - fb).abs()
+        diff = torch.where(torch.isnan(fa) & torch.isnan(fb), torch.zeros_like(diff), diff)
+        diff = torch.nan_to_num(diff, nan=math.inf)
+        if diff.numel():
+            err = max(err, float(diff.max()))
+        del fa, fb, diff
+    return good, err
+
+
 def compare_args(name: str, got: list, want: list, arg_names: list) -> dict:
     """The kernel-level verdict: every tensor argument of the candidate's launch against
     the original's (floats allclose atol=rtol=1e-2, others exact); `arg` is the worst."""
@@ -1100,18 +1148,11 @@ def compare_args(name: str, got: list, want: list, arg_names: list) -> dict:
             continue
         an = arg_names[i] if i < len(arg_names) else f"arg{i}"
         if a.is_floating_point():
-            fa, fb = a.detach().double(), b.detach().double()
-            close = torch.isclose(fa, fb, atol=KERNEL_CHECK_TOL, rtol=KERNEL_CHECK_TOL,
-                                  equal_nan=True)
-            diff = (fa - fb).abs()
-            diff = torch.where(torch.isnan(fa) & torch.isnan(fb), torch.zeros_like(diff),
-                               diff)
-            diff = torch.nan_to_num(diff, nan=math.inf)
-            err = float(diff.max()) if diff.numel() else 0.0
-            good = bool(close.all())
+            good, err = _float_diff(a, b)
         else:
             good = bool(torch.equal(a, b))
-            err = 0.0 if good else float((a.double() - b.double()).abs().max())
+            err = 0.0 if good else max(float((ca.double() - cb.double()).abs().max())
+                                       for ca, cb in _chunks(a, b))
         if (not good and ok) or (good == ok and err > worst):
             worst, worst_arg = err, an
         ok = ok and good
@@ -1151,6 +1192,9 @@ def trial(ref: CompiledReference, overrides: list, inputs: list, check: bool,
         if p.result is None:
             continue
         results.append(p.result)
+        if p.result.get("skipped"):
+            log.append(f"{by_name[name].path}: kernel-level check of {name} skipped: "
+                       f"{p.result['skipped']} (the model-level gates decide)")
         if not p.result["ok"]:
             log.append(f"{by_name[name].path}: kernel-level check: {name} arg "
                        f"{p.result['arg']} max abs err {p.result['max_abs_err']:.3g} "
