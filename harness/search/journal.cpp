@@ -80,7 +80,11 @@ Journal::Contents Journal::read(const std::string& path, bool repair) {
                          std::to_string(kVersion) + ")");
       c.header = j;
     } else {
+      if (!j.is_object() || !j.contains("event") || !j["event"].is_string())
+        throw InfraError(path + ":" + std::to_string(lineno) +
+                         ": error: not a journal event (a JSON object with an \"event\" name); refusing to guess");
       c.events.push_back(std::move(j));
+      c.lines.push_back(lineno);
     }
     good_end = nl + 1;
     pos = nl + 1;

@@ -18,11 +18,13 @@ class Journal {
   struct Contents {
     nlohmann::json header;               // null when the file does not exist
     std::vector<nlohmann::json> events;  // every complete event after the header
+    std::vector<int> lines;              // the 1-based line of each event
     bool torn_tail = false;              // a partial last line was found (and truncated)
   };
 
   // Reads `path`. With `repair`, a torn tail is truncated from the file.
-  // Throws InfraError on a damaged middle line, UsageError on a foreign file.
+  // Throws InfraError on a damaged middle line or an event that is not an object with an
+  // "event" name, UsageError on a foreign file.
   static Contents read(const std::string& path, bool repair);
 
   // Opens for appending. When the file is missing or empty, writes `header` (with

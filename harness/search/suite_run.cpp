@@ -208,7 +208,7 @@ struct SuiteRun::Impl {
       if (!backend.empty() && backend != opt.backend)
         throw UsageError(jp + ": the run in " + opt.out + " used backend '" + backend +
                          "'; resume it with --backend " + backend);
-      replay(c.events);
+      replay(jp, c);
       journal = std::make_unique<Journal>(jp, json::object());
       log::info("resuming run " + run_id + " (" + std::to_string(all_records.size()) +
                 " experiments journaled)");
@@ -253,24 +253,44 @@ struct SuiteRun::Impl {
     return nullptr;
   }
 
-  void replay(const std::vector<json>& events) {
-    for (const auto& e : events) {
-      std::string kind = e.value("event", "");
-      Problem* p = find(e.value("problem", ""));
-      if (kind == "experiment") {
-        if (!p) continue;  // a problem no longer in the plan: history only
-        auto r = e.get<ExperimentRecord>();
-        // A duplicate number can only come from a bug; the first one is the truth.
-        if (r.n != static_cast<int>(p->records.size())) {
-          log::warn("journal: skipping out-of-order experiment " + std::to_string(r.n) + " of " +
-                    p->item->problem_id);
-          continue;
-        }
-        p->records.push_back(r);
-        all_records.push_back(r);
-      } else if (kind == "problem_done") {
-        if (p) p->done = e.at("result").get<report::ProblemResult>();
+  // The journal's events into the problems' state. An event that does not parse, or a
+  // result with no outcome, or a finished search whose baseline was never journaled (a
+  // forged or hand-edited line), is an error naming its line: a resume never guesses.
+  void replay(const std::string& path, const Journal::Contents& c) {
+    for (size_t i = 0; i < c.events.size(); ++i) {
+      const std::string at = path + ":" + std::to_string(c.lines[i]) + ": error: ";
+      try {
+        replay_event(c.events[i], at);
+      } catch (const json::exception& ex) {
+        throw InfraError(at + c.events[i].value("event", std::string("?")) + " event does not parse (" + ex.what() +
+                         "); refusing to guess");
       }
+    }
+  }
+
+  void replay_event(const json& e, const std::string& at) {
+    std::string kind = e.value("event", "");
+    Problem* p = find(e.value("problem", ""));
+    if (!p) return;  // a problem no longer in the plan: history only
+    if (kind == "experiment") {
+      auto r = e.get<ExperimentRecord>();
+      // A duplicate number can only come from a bug; the first one is the truth.
+      if (r.n != static_cast<int>(p->records.size())) {
+        log::warn("journal: skipping out-of-order experiment " + std::to_string(r.n) + " of " +
+                  p->item->problem_id);
+        return;
+      }
+      p->records.push_back(r);
+      all_records.push_back(r);
+    } else if (kind == "problem_done") {
+      const json& res = e.at("result");
+      if (!res.is_object() || !res.contains("outcome"))
+        throw InfraError(at + "problem_done of " + p->item->problem_id + " has no result outcome; refusing to guess");
+      const std::string outcome = res.at("outcome").get<std::string>();
+      if (p->records.empty() && outcome != "skipped" && outcome != "error")
+        throw InfraError(at + "problem_done of " + p->item->problem_id + " (" + outcome +
+                         ") comes before any experiment of it; refusing to guess");
+      p->done = res.get<report::ProblemResult>();
     }
   }
 

@@ -53,6 +53,26 @@ TEST(SearchJournal, WritesVersionHeaderAndReplaysEvents) {
   EXPECT_FALSE(c.torn_tail);
 }
 
+// A complete line that is JSON but not an event (an array appended by hand) is named by
+// its line, not read as an event nor reported as an internal type error later.
+TEST(SearchJournal, ALineThatIsNotAnEventIsAnErrorWithItsLine) {
+  TempDir d;
+  std::string p = (d.path / "journal.jsonl").string();
+  {
+    Journal j(p, {{"run_id", "r1"}});
+    j.append({{"event", "experiment"}, {"n", 0}});
+  }
+  { std::ofstream(p, std::ios::app) << "[1,2,3]\n" << R"({"event":"experiment","n":1})" << "\n"; }
+  try {
+    Journal::read(p, false);
+    FAIL() << "no error";
+  } catch (const InfraError& e) {
+    EXPECT_NE(std::string(e.what()).find("journal.jsonl:3: error: not a journal event"), std::string::npos) << e.what();
+  }
+  auto c = Journal::read((d.path / "missing.jsonl").string(), false);
+  EXPECT_TRUE(c.events.empty() && c.lines.empty());
+}
+
 TEST(SearchJournal, TornLastLineIsDroppedAndTruncated) {
   TempDir d;
   std::string p = (d.path / "journal.jsonl").string();

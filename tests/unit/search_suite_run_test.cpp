@@ -457,6 +457,37 @@ TEST_F(SearchSuiteRun, ResumeReconcilesAndContinuesWithoutLossOrDuplicates) {
   EXPECT_EQ(second.results.size(), 1u);
 }
 
+// Forged or hand-edited lines never make a resume skip a search or exit 0: a problem_done
+// with an empty result, or one before any experiment of its problem, is an error naming
+// the journal line.
+TEST_F(SearchSuiteRun, ResumeRefusesForgedProblemDoneLines) {
+  RunSummary first = run({item("p"), item("q")}, false, 2);
+  std::string jp = (out / "journal.jsonl").string();
+  auto c = Journal::read(jp, false);
+  auto rewrite = [&](const std::string& forged) {
+    std::ofstream j(jp, std::ios::trunc);
+    j << c.header.dump() << "\n" << forged << "\n";
+    for (auto& e : c.events)
+      if (e["event"] == "experiment" && e["problem"] == "p") j << e.dump() << "\n";
+  };
+  auto resume_error = [&]() {
+    try {
+      run({item("p"), item("q")}, true, 2);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  rewrite(R"({"event":"problem_done","problem":"q","result":{}})");
+  EXPECT_NE(resume_error().find("journal.jsonl:2: error: problem_done of q has no result outcome"), std::string::npos);
+  rewrite(R"({"event":"problem_done","problem":"q","result":{"outcome":"improved"}})");
+  EXPECT_NE(resume_error().find("journal.jsonl:2: error: problem_done of q (improved) comes before any experiment of it"),
+            std::string::npos);
+  rewrite(R"({"event":"experiment","problem":"p","n":"zero"})");
+  EXPECT_NE(resume_error().find("journal.jsonl:2: error: experiment event does not parse"), std::string::npos);
+  (void)first;
+}
+
 TEST_F(SearchSuiteRun, NewRunArchivesThePreviousOneAndUsesANewBranch) {
   suite.budget.max_experiments = 2;
   RunSummary a = run({item("p")});
