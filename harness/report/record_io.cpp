@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -191,6 +192,35 @@ RunRecords load_run_dir(const std::string& out_dir) {
     run.info.seed = first.seed;
     run.info.env = first.env;
   }
+  // A planned problem without a record (the run was killed or interrupted before it
+  // finished) is in every report as an error that says so, never silently absent.
+  // Planned ids are "<level>/<name>", a KernelBench name a path below the level's root
+  // ("kb-level1/level1/19_ReLU"); a record names the level and the last component.
+  std::set<std::string> have;
+  for (const auto& r : run.results) have.insert(key_of(r));
+  bool added = false;
+  for (const auto& key : run.info.planned) {
+    const size_t slash = key.find('/');
+    const std::string leaf_key =
+        slash == std::string::npos ? key : key.substr(0, slash) + "/" + key.substr(key.rfind('/') + 1);
+    if (have.count(key) || have.count(leaf_key)) continue;
+    ProblemResult m;
+    m.run_id = run.info.run_id;
+    m.suite = run.info.suite;
+    m.seed = run.info.seed;
+    m.env = run.info.env;
+    m.level = slash == std::string::npos ? "" : key.substr(0, slash);
+    m.problem = key.substr(key.rfind('/') + 1);
+    m.outcome = Outcome::kError;
+    m.reason = "planned but no result: the run ended before this problem finished" +
+               std::string(run.info.interrupted ? " (interrupted)" : run.info.finished_at.empty() ? " (killed?)" : "");
+    run.results.push_back(std::move(m));
+    added = true;
+  }
+  if (added)
+    std::sort(run.results.begin(), run.results.end(), [](const ProblemResult& a, const ProblemResult& b) {
+      return std::tie(a.level, a.problem) < std::tie(b.level, b.problem);
+    });
   return run;
 }
 

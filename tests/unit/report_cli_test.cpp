@@ -41,6 +41,32 @@ TEST(ReportCli, MalformedRecordExitsTwoNamingTheFile) {
   EXPECT_NE(out2.find("unknown record version 99"), std::string::npos) << out2;
 }
 
+// A run killed after some of its problems: the ones it planned but never finished are in
+// every report as errors (the report read PASS with them absent).
+TEST(ReportCli, PlannedProblemsWithoutARecordAreErrorsInEveryReport) {
+  TempDir d;
+  fs::copy(fixture("run_basic"), d.path / "run", fs::copy_options::recursive);
+  std::string info = read_file((d.path / "run" / "run.json").string());
+  const std::string planned =
+      "\"planned\": [\"level1/12_Matmul\", \"level1/23_Softmax\", \"level1/36_RMSNorm\", \"level1/40_LayerNorm\", "
+      "\"level2/12_Gemm_Multiply_LeakyReLU\", \"level2/1_Conv2D_ReLU_BiasAdd\", \"level3/1_MLP\", "
+      "\"level3/44_MiniGPTBlock\", \"level1/99_Never_Ran\"]";
+  info.replace(info.find("\"planned\": []"), std::string("\"planned\": []").size(), planned);
+  info.replace(info.find("\"finished_at\": \"2026-11-29T04:00:00Z\""),
+               std::string("\"finished_at\": \"2026-11-29T04:00:00Z\"").size(), "\"finished_at\": \"\"");
+  write_file((d.path / "run" / "run.json").string(), info);
+  auto [rc, out] = run_command(kgate_bin() + " report --from " + (d / "run") + " --out " + (d / "reports"));
+  EXPECT_EQ(rc, 0) << out;  // `kgate report` exits 0 once the reports are written; they carry the verdict
+  const std::string md = read_file((d.path / "reports" / "report.md").string());
+  EXPECT_EQ(md.find("**Result: PASS**"), std::string::npos) << md.substr(0, 400);
+  EXPECT_NE(md.find("99_Never_Ran"), std::string::npos);
+  const std::string junit = read_file((d.path / "reports" / "junit.xml").string());
+  EXPECT_NE(junit.find("99_Never_Ran"), std::string::npos);
+  EXPECT_NE(junit.find("planned but no result"), std::string::npos);
+  const std::string js = read_file((d.path / "reports" / "report.json").string());
+  EXPECT_NE(js.find("\"pipeline_failed\": true"), std::string::npos);
+}
+
 TEST(ReportCli, MissingRecordsExitTwo) {
   TempDir d;
   auto [rc, out] = run_command(kgate_bin() + " report --from " + d.str());
