@@ -84,7 +84,7 @@ RunRecords merge_runs(const std::vector<std::string>& dirs) {
                   " is missing; its problems are not in the report");
   }
   for (const auto& key : planned)
-    if (!by_key.count(key)) log::warn("kgate merge: " + key + " was planned but has no record");
+    if (!by_key.count(planned_record_key(key))) log::warn("kgate merge: " + key + " was planned but has no record");
 
   merged.info.shard = ShardInfo{};
   merged.info.planned.assign(planned.begin(), planned.end());

@@ -69,6 +69,11 @@ std::string key_of(const ProblemResult& r) { return r.level + "/" + r.problem; }
 
 }  // namespace
 
+std::string planned_record_key(const std::string& id) {
+  const size_t slash = id.find('/');
+  return slash == std::string::npos ? id : id.substr(0, slash) + "/" + id.substr(id.rfind('/') + 1);
+}
+
 std::string record_file_name(const std::string& level, const std::string& problem) {
   std::string name = level + "__" + problem;
   std::replace(name.begin(), name.end(), '/', '_');
@@ -194,16 +199,12 @@ RunRecords load_run_dir(const std::string& out_dir) {
   }
   // A planned problem without a record (the run was killed or interrupted before it
   // finished) is in every report as an error that says so, never silently absent.
-  // Planned ids are "<level>/<name>", a KernelBench name a path below the level's root
-  // ("kb-level1/level1/19_ReLU"); a record names the level and the last component.
   std::set<std::string> have;
   for (const auto& r : run.results) have.insert(key_of(r));
   bool added = false;
   for (const auto& key : run.info.planned) {
+    if (have.count(planned_record_key(key))) continue;
     const size_t slash = key.find('/');
-    const std::string leaf_key =
-        slash == std::string::npos ? key : key.substr(0, slash) + "/" + key.substr(key.rfind('/') + 1);
-    if (have.count(key) || have.count(leaf_key)) continue;
     ProblemResult m;
     m.run_id = run.info.run_id;
     m.suite = run.info.suite;

@@ -17,6 +17,10 @@ inline constexpr int kRunInfoVersion = 1;  // RunInfo::version
 // "<level>__<problem>.json" with path separators in ids replaced by '_'.
 std::string record_file_name(const std::string& level, const std::string& problem);
 
+// The record key ("<level>/<problem>") of a planned id: a KernelBench id names a path below
+// the level's root ("kb-level1/level1/19_ReLU"), its record the last component.
+std::string planned_record_key(const std::string& planned_id);
+
 // One record file. Throws UsageError("path: reason") on any problem.
 ProblemResult load_result(const std::string& path);
 RunInfo load_run_info(const std::string& path);
