@@ -3,6 +3,10 @@
 before it, CUDA-graph batches for µs-scale calls (plain event timing of a ~5 µs kernel
 reads mostly launch overhead), and a side-stream check after every sample.
 
+Every clock, event and synchronize here is the worker's own reference (clocks.py), taken
+before any candidate was imported: a candidate that rebinds `torch.cuda.Event.elapsed_time`
+or `torch.cuda.synchronize` changes nothing that is measured (and the worker rejects it).
+
 Only `graph_batch`, `side_threshold_us` and `side_flagged` run without a GPU; the rest needs torch on CUDA.
 """
 
@@ -10,8 +14,9 @@ from __future__ import annotations
 
 import math
 import statistics
-import time
 from typing import Any, Callable, Sequence
+
+from . import clocks
 
 GRAPH_BELOW_US = 20.0          # calls faster than this are timed in CUDA-graph batches
 GRAPH_BATCH_TARGET_US = 200.0  # a batch lasts about this long
@@ -48,15 +53,20 @@ class Sampler:
         self.flush = (torch.empty(flush_bytes, dtype=torch.uint8, device=device)
                       if flush_bytes > 0 else None)
         self.flush_value = 0
-        self.start = torch.cuda.Event(enable_timing=True)
-        self.end = torch.cuda.Event(enable_timing=True)
+        event = clocks.original("torch.cuda.Event")
+        self._record = clocks.original("torch.cuda.Event.record")
+        self._wait_end = clocks.original("torch.cuda.Event.synchronize")
+        self._elapsed_ms = clocks.original("torch.cuda.Event.elapsed_time")
+        self._synchronize = clocks.original("torch.cuda.synchronize")
+        self.start = event(enable_timing=True)
+        self.end = event(enable_timing=True)
         self.hits: dict[str, int] = {}
         self.checked: dict[str, int] = {}
         idle = []
         for _ in range(20):
-            t0 = time.perf_counter()
-            torch.cuda.synchronize(device)
-            idle.append((time.perf_counter() - t0) * 1e6)
+            t0 = clocks.perf_counter()
+            self._synchronize(device)
+            idle.append((clocks.perf_counter() - t0) * 1e6)
         self.idle_sync_us = statistics.median(idle)
         self.waits_us: dict[str, list] = {}
 
@@ -65,14 +75,14 @@ class Sampler:
         if self.flush is not None:
             self.flush_value ^= 0x5A
             self.flush.fill_(self.flush_value)
-        self.start.record()
+        self._record(self.start)
         fn()
-        self.end.record()
-        self.end.synchronize()
-        sample_us = self.start.elapsed_time(self.end) * 1e3
-        t0 = time.perf_counter()
-        self.torch.cuda.synchronize(self.device)
-        waited_us = (time.perf_counter() - t0) * 1e6
+        self._record(self.end)
+        self._wait_end(self.end)
+        sample_us = self._elapsed_ms(self.start, self.end) * 1e3
+        t0 = clocks.perf_counter()
+        self._synchronize(self.device)
+        waited_us = (clocks.perf_counter() - t0) * 1e6
         self.checked[slot] = self.checked.get(slot, 0) + 1
         self.waits_us.setdefault(slot, []).append(waited_us)
         if waited_us > side_threshold_us(self.idle_sync_us, sample_us):
@@ -96,17 +106,24 @@ class Sampler:
 def capture(torch: Any, model: Callable, sets: Sequence[list], batch: int) -> Any:
     """A CUDA graph of `batch` calls of `model` on the input sets in turn, replayed once
     (so its first timed replay is not its upload). Raises when the calls cannot be
-    captured (host synchronisation, .item(), CPU fallbacks, new streams, ...)."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
+    captured (host synchronisation, .item(), CPU fallbacks, new streams, ...). Replay it
+    with `replay(graph)`."""
+    current = clocks.original("torch.cuda.current_stream")
+    side = clocks.original("torch.cuda.Stream")()
+    side.wait_stream(current())
+    with clocks.original("torch.cuda.stream")(side):
         for i in range(CAPTURE_WARMUP_CALLS):
             model(*sets[i % len(sets)])
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    current().wait_stream(side)
+    graph = clocks.original("torch.cuda.CUDAGraph")()
+    with clocks.original("torch.cuda.graph")(graph):
         for i in range(batch):
             model(*sets[i % len(sets)])
-    graph.replay()
-    torch.cuda.synchronize()
+    replay(graph)
+    clocks.original("torch.cuda.synchronize")()
     return graph
+
+
+def replay(graph: Any) -> None:
+    """One replay of a captured graph, through the worker's own reference to the method."""
+    clocks.original("torch.cuda.CUDAGraph.replay")(graph)

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from . import RUNNER_NAME, __version__, lint, source
+from . import RUNNER_NAME, __version__, clocks, lint, source
 from .protocol import WorkerError, bad_request, param
 
 MODEL_SEED = 42          # torch.manual_seed before constructing Model / ModelNew
@@ -283,7 +283,7 @@ class Worker:
 
     def sync(self) -> None:
         if self.cuda:
-            torch.cuda.synchronize(self.device)
+            clocks.original("torch.cuda.synchronize")(self.device)
 
     def _after_candidate_error(self) -> None:
         """After a candidate (or an op) raised: on CUDA, a failing synchronize means a
@@ -616,6 +616,7 @@ class Worker:
         if self.device is not None and device != self.device:
             self._reset()
         self.device, self.backend = device, backend
+        clocks.watch(torch, triton=backend == "cuda")  # before any candidate is imported
         from .device import copy_bandwidth_gbps
         info["copy_bandwidth_gbps"] = copy_bandwidth_gbps(torch, device)
         self.device_info = info
@@ -905,6 +906,11 @@ class Worker:
                 res = self._compile_compiled(p, path, defines)
             else:
                 res = self._compile_candidate(p, path, defines, ref_rule=ref_rule)
+        patch = clocks.finding(path)
+        if patch is not None:  # rebound a clock at import or in its constructor
+            self._timer_patched(slot, patch["message"])
+            res = {"compiled": False, "findings": [patch],
+                   "log": f"{path}:{patch['line']}: [timer-patch] {patch['message']}\n"}
         res.setdefault("findings", [])
         res.setdefault("cache_hit", False)
         res["compile_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
@@ -1330,6 +1336,13 @@ class Worker:
                 "the widened one)")
 
     # ---- time -----------------------------------------------------------------------
+    def _timer_patched(self, slot: str, why: str) -> None:
+        """A slot rebound a clock (clocks.py has put the originals back): its slot is
+        emptied and this process, which ran the patch, is replaced after the answer."""
+        self.slots.pop(slot, None)
+        self.fatal = f"{why}; a fresh worker replaces this one"
+        _log(self.fatal)
+
     def time(self, params: dict) -> dict:
         slots = param(params, "slots", "list", ["candidate", "baseline"])
         if not slots or any(s not in SLOTS for s in slots) or len(set(slots)) != len(slots):
@@ -1368,10 +1381,12 @@ class Worker:
                "min_bytes": 0.0, "flops": 0.0, "elapsed_s": 0.0, "stop_reason": "",
                "return_code": 0, "timer_note": ""}
         samples = res["samples_us"]
-        t_start = time.perf_counter()
+        t_start = clocks.perf_counter()
         current = names[0]
         graphs: dict = {}
         try:
+            # a slot's earlier calls (check, a lazy patch in forward) may have rebound one
+            clocks.verify("seen when timing started, after earlier calls of the slots")
             models = {}
             for s in names:
                 current = s
@@ -1386,11 +1401,16 @@ class Worker:
             def measure(s: str, args: list) -> float:
                 if sampler is not None:
                     if s in graphs:
-                        return sampler.sample(s, graphs[s].replay, res["batch"])
-                    return sampler.sample(s, lambda: models[s](*args))
-                t0 = time.perf_counter_ns()
-                models[s](*args)
-                return (time.perf_counter_ns() - t0) / 1e3
+                        us = sampler.sample(s, lambda: cuda_timing.replay(graphs[s]),
+                                            res["batch"])
+                    else:
+                        us = sampler.sample(s, lambda: models[s](*args))
+                else:
+                    t0 = clocks.perf_counter_ns()
+                    models[s](*args)
+                    us = (clocks.perf_counter_ns() - t0) / 1e3
+                clocks.verify(f"after a timed call of slot '{s}'")
+                return us
 
             # warm-up (also yields the output size for min_bytes)
             k = 0
@@ -1399,6 +1419,7 @@ class Worker:
                     current = s
                     out = models[s](*sets[k % input_sets])
                     self.sync()
+                    clocks.verify(f"after a warm-up call of slot '{s}'")
                     if k == 0 and s == names[0]:
                         outs = _as_outputs(out) or []
                         res["min_bytes"] = float(
@@ -1406,7 +1427,7 @@ class Worker:
                                 if isinstance(x, torch.Tensor)) +
                             sum(t.numel() * t.element_size() for t in outs))
                 k += 1
-                if time.perf_counter() - t_start >= warmup_s:
+                if clocks.perf_counter() - t_start >= warmup_s:
                     break
             if sampler is not None and cuda_graph:
                 probe = float("inf")
@@ -1417,9 +1438,10 @@ class Worker:
                 if probe < cuda_timing.GRAPH_BELOW_US:
                     batch = cuda_timing.graph_batch(probe)
                     res["timer_note"] = self._capture_graphs(graphs, names, models, sets, batch)
+                    clocks.verify("after the CUDA graph capture of the slots")
                     if graphs:
                         res["timer"], res["batch"] = "cuda_graph", batch
-            t_sampling = time.perf_counter()
+            t_sampling = clocks.perf_counter()
             k = 0
             while True:
                 args = sets[k % input_sets]
@@ -1429,7 +1451,7 @@ class Worker:
                     samples[current].append(measure(current, args))
                 k += 1
                 n = min(len(v) for v in samples.values())
-                now = time.perf_counter()
+                now = clocks.perf_counter()
                 if (n >= min_samples and now - t_sampling >= min_time_s and
                         all(rse_of_median(v) <= target_rse for v in samples.values())):
                     res["stop_reason"] = "converged"
@@ -1445,6 +1467,10 @@ class Worker:
                 if res["side_stream_work"]:
                     res["timer_note"] = "; ".join(
                         x for x in (res["timer_note"], sampler.side_note()) if x)
+        except clocks.TimerPatch as e:
+            # not a timing of the candidate at all: the gate must fail, so an error answer
+            self._timer_patched(current, str(e))
+            raise WorkerError("no_candidate", f"{e}; slot '{current}' emptied") from None
         except (Exception, SystemExit) as e:
             res["return_code"] = 1
             res["stop_reason"] = "error"
@@ -1452,7 +1478,7 @@ class Worker:
                 e, chosen[current].source_path)
             self._after_candidate_error()
         graphs.clear()
-        res["elapsed_s"] = round(time.perf_counter() - t_start, 6)
+        res["elapsed_s"] = round(clocks.perf_counter() - t_start, 6)
         return res
 
     def _capture_graphs(self, graphs: dict, names: list, models: dict, sets: list,
