@@ -1,7 +1,7 @@
 """Static lint of candidate files (gate 1): AST rules, each finding with a line number.
 
-Rules: reference-op, stream, swallow, monkeypatch, thread, subprocess, network.
-Pure standard library.
+Rules: reference-op, stream, swallow, monkeypatch (a patch of one of the worker's clocks
+says "timer patch: ..."), ctypes, thread, subprocess, network. Pure standard library.
 """
 
 from __future__ import annotations
@@ -32,7 +32,27 @@ _OS_PROCESS_CALLS = {"system", "popen", "fork", "forkpty", "spawnl", "spawnle", 
                      "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "posix_spawn",
                      "posix_spawnp", "execl", "execle", "execlp", "execlpe", "execv", "execve",
                      "execvp", "execvpe"}
-_PATCH_ROOTS = {"torch", "time", "triton"}
+_PATCH_ROOTS = {"torch", "time", "triton", "kgate_worker"}
+# What the worker times with (clocks.py watches the same objects at run time): a patch of
+# one of these, or of anything below it, is a timer patch.
+_CLOCKS = ("time", "torch.cuda.Event", "torch.cuda.synchronize", "torch.cuda.current_stream",
+           "torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.CUDAGraph",
+           "torch.cuda.graph", "torch._C._cuda_synchronize", "torch._C._CUDAGraph",
+           "torch._C._CudaEventBase", "torch.Event", "triton.testing", "kgate_worker")
+# Owners whose attribute named at run time (setattr(torch.cuda, name, ...)) may be a clock.
+_CLOCK_OWNERS = {"time", "torch", "torch.cuda", "torch._C", "torch.cuda.Event",
+                 "torch.cuda.CUDAGraph", "triton", "triton.testing", "sys.modules"}
+_CTYPES_MODULES = {"ctypes", "_ctypes", "cffi"}
+# Builtins that reach attributes by name; resolved as "builtins.<name>" unless rebound.
+_BUILTINS = {"setattr", "delattr", "getattr", "vars", "__import__", "object", "type"}
+_SETTERS = {"builtins.setattr": "setattr() on", "builtins.delattr": "delattr() on",
+            "builtins.object.__setattr__": "object.__setattr__() on",
+            "builtins.object.__delattr__": "object.__delattr__() on",
+            "builtins.type.__setattr__": "type.__setattr__() on",
+            "builtins.type.__delattr__": "type.__delattr__() on"}
+_DICT_WRITES = {"update", "__setitem__", "setdefault", "pop", "popitem", "clear",
+                "__delitem__"}
+_DYNAMIC = "<name computed at run time>"
 _STREAM_SUFFIXES = ("cuda.Stream", "cuda.stream", "cuda.ExternalStream", "cuda.set_stream",
                     "torch.Stream", "torch.set_stream")
 _STREAM_NAMES = {"Stream", "stream", "ExternalStream", "set_stream"}
@@ -268,6 +288,7 @@ def _known_call(node: ast.Call, bound: dict[str, str], self_mods: dict[str, str]
 def lint(tree: ast.Module, ref_op: str | None) -> list[Finding]:
     """All findings for a candidate module, sorted by line."""
     bound = _imports(tree)
+    env = _aliases(tree, bound)
     findings: list[Finding] = []
     seen: set[tuple[int, str]] = set()
 
@@ -325,12 +346,16 @@ def lint(tree: ast.Module, ref_op: str | None) -> list[Finding]:
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete))
                        else [node.target])
+            verb = "deletes" if isinstance(node, ast.Delete) else "assigns to"
             for t in targets:
+                if _check_target(t, node.lineno, env, verb, add):
+                    continue
                 for sub in ast.walk(t):
                     if isinstance(sub, ast.Attribute):
                         _check_patch(sub, node.lineno, bound, add)
                         break
         elif isinstance(node, ast.Call):
+            _check_setter(node, env, add)
             _check_call(node, bound, add)
     findings.sort(key=lambda f: (f.line, f.rule))
     return findings
@@ -345,6 +370,12 @@ def _check_import(module: str, line: int, add) -> None:
         add(line, "subprocess", f"imports {module}")
     elif top in _NETWORK_MODULES:
         add(line, "network", f"imports {module}")
+    elif top in _CTYPES_MODULES:
+        add(line, "ctypes", f"imports {module} (raw memory and C calls reach past every "
+                            "check: the worker's clocks, the inputs, its state)")
+    elif top == "kgate_worker":
+        add(line, "monkeypatch", f"imports {module} (candidates must not reach into the "
+                                 "kgate worker)")
 
 
 def _is_trivial(stmt: ast.stmt) -> bool:
@@ -382,3 +413,163 @@ def _check_call(node: ast.Call, bound: dict[str, str], add) -> None:
             arg = node.args[0]
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 _check_import(arg.value, node.lineno, add)
+
+
+# ---- patches through aliases, importlib, getattr, __dict__ ---------------------------------
+
+def _const_str(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _path(node: ast.AST, env: dict[str, str]) -> str | None:
+    """The dotted path of the object an expression names, as far as it can be seen
+    statically: 'time' for `importlib.import_module("time")`, `__import__("time")`,
+    `sys.modules["time"]` or a name bound to one of them; 'torch.cuda.Event' for
+    `getattr(torch.cuda, "Event")`; 'time.__dict__' for `vars(time)`; a key of a
+    `__dict__` as an attribute. None for anything else (calls, locals, literals)."""
+    if isinstance(node, ast.Name):
+        if node.id in env:
+            return env[node.id]
+        return f"builtins.{node.id}" if node.id in _BUILTINS else None
+    if isinstance(node, ast.NamedExpr):
+        return _path(node.value, env)
+    if isinstance(node, ast.Attribute):
+        base = _path(node.value, env)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Subscript):
+        base, key = _path(node.value, env), _const_str(node.slice)
+        if base == "sys.modules":
+            return key
+        if base and base.endswith(".__dict__") and key:
+            return f"{base[:-len('.__dict__')]}.{key}"
+        return None
+    if isinstance(node, ast.Call) and node.args:
+        func = _path(node.func, env)
+        first = _const_str(node.args[0])
+        if func in ("importlib.import_module", "sys.modules.get"):
+            return first
+        if func == "builtins.__import__" and first:
+            fromlist = len(node.args) > 3 or any(k.arg == "fromlist" for k in node.keywords)
+            return first if fromlist else first.split(".")[0]
+        if func == "builtins.getattr" and len(node.args) >= 2:
+            base = _path(node.args[0], env)
+            return f"{base}.{_const_str(node.args[1]) or _DYNAMIC}" if base else None
+        if func == "builtins.vars":
+            base = _path(node.args[0], env)
+            return f"{base}.__dict__" if base else None
+    return None
+
+
+def _tracked(path: str | None) -> bool:
+    return path is not None and path.split(".")[0] in (
+        _PATCH_ROOTS | {"sys", "importlib", "builtins"})
+
+
+def _aliases(tree: ast.Module, bound: dict[str, str]) -> dict[str, str]:
+    """`bound` plus every name assigned one of the tracked objects anywhere in the file
+    (`t = importlib.import_module("time")`, `E = getattr(torch.cuda, "Event")`,
+    `d = vars(time)`, `s = setattr`), to a fixed point. Scopes are not told apart: a lint
+    errs towards seeing a patch."""
+    env = dict(bound)
+    pairs = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            pairs += [(t, node.value) for t in node.targets]
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+            pairs.append((node.target, node.value))
+    for _ in range(8):
+        changed = False
+        for target, value in pairs:
+            p = _path(value, env)
+            if isinstance(target, ast.Name) and _tracked(p) and env.get(target.id) != p:
+                env[target.id] = p  # type: ignore[assignment]
+                changed = True
+        if not changed:
+            break
+    return env
+
+
+def _is_clock(path: str) -> bool:
+    return path == "torch.cuda" or any(path == c or path.startswith(c + ".")
+                                       for c in _CLOCKS)
+
+
+def _report(owner: str, attr: str, line: int, verb: str, add, via: str = "") -> bool:
+    """A finding for changing `attr` of `owner` when owner lies below a patch root; True
+    when it did."""
+    root = owner.split(".")[0]
+    if root not in _PATCH_ROOTS:
+        return False
+    shown = f"{owner}.{attr}{via}"
+    if _is_clock(f"{owner}.{attr}") or (attr == _DYNAMIC and owner in _CLOCK_OWNERS):
+        add(line, "monkeypatch", f"timer patch: {verb} {shown} (the worker times with "
+                                 "these; it keeps its own references and rejects a "
+                                 "candidate that changes one)")
+    else:
+        add(line, "monkeypatch", f"{verb} {shown} (patching {root} is not allowed)")
+    return True
+
+
+def _report_module_entry(key: str | None, line: int, verb: str, add) -> bool:
+    """A write to sys.modules: replacing a patch root's module is a patch of it."""
+    name = key or _DYNAMIC
+    if key is not None and key.split(".")[0] not in _PATCH_ROOTS:
+        return False
+    what = "timer patch: " if key is None or _is_clock(key) or key == "torch" else ""
+    add(line, "monkeypatch", f"{what}{verb} sys.modules['{name}'] (replacing a module the "
+                             "worker relies on is not allowed)")
+    return True
+
+
+def _check_target(t: ast.AST, line: int, env: dict[str, str], verb: str, add) -> bool:
+    """An assignment/deletion target: `X.attr`, `X.__dict__[k]`, `vars(X)[k]`,
+    `sys.modules[k]`, with X resolved through aliases, importlib and getattr."""
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return any([_check_target(e, line, env, verb, add) for e in t.elts])
+    if isinstance(t, ast.Starred):
+        return _check_target(t.value, line, env, verb, add)
+    if isinstance(t, ast.Attribute):
+        owner = _path(t.value, env)
+        return owner is not None and _report(owner, t.attr, line, verb, add)
+    if isinstance(t, ast.Subscript):
+        base, key = _path(t.value, env), _const_str(t.slice)
+        if base == "sys.modules":
+            return _report_module_entry(key, line, verb, add)
+        if base is not None and base.endswith(".__dict__"):
+            return _report(base[:-len(".__dict__")], key or _DYNAMIC, line, verb, add,
+                           f" through {base}")
+    return False
+
+
+def _check_setter(node: ast.Call, env: dict[str, str], add) -> None:
+    """setattr/delattr/object.__setattr__/type.__setattr__(X, name, ...), X.__setattr__(name,
+    ...), and writes through X.__dict__ / vars(X) / sys.modules methods."""
+    func = _path(node.func, env)
+    if func in _SETTERS and node.args:
+        owner = _path(node.args[0], env)
+        name = _const_str(node.args[1]) if len(node.args) > 1 else None
+        if owner is not None:
+            _report(owner, name or _DYNAMIC, node.lineno, _SETTERS[func], add)
+        return
+    if not isinstance(node.func, ast.Attribute):
+        return
+    method = node.func.attr
+    base = _path(node.func.value, env)
+    if base is None:
+        return
+    key = _const_str(node.args[0]) if node.args else None
+    if method in ("__setattr__", "__delattr__"):
+        _report(base, key or _DYNAMIC, node.lineno, f"{method}() on", add)
+    elif method in _DICT_WRITES and base == "sys.modules":
+        _report_module_entry(key if method != "update" else None, node.lineno,
+                             f"{method}() on", add)
+    elif method in _DICT_WRITES and base.endswith(".__dict__"):
+        keys = [key] if method not in ("update", "clear", "popitem") else []
+        if method == "update":
+            keys = [k.arg for k in node.keywords if k.arg]
+            if node.args and isinstance(node.args[0], ast.Dict):
+                keys += [_const_str(k) for k in node.args[0].keys]
+        owner = base[:-len(".__dict__")]
+        for k in keys or [None]:
+            _report(owner, k or _DYNAMIC, node.lineno, "writes", add,
+                    f" through {base}.{method}()")
