@@ -105,22 +105,31 @@ def test_redteam_candidate(w, path):
         assert w.worker.fatal.startswith("timer patch:")
 
 
-def test_a_patch_between_samples_is_named_with_its_slot(w, tmp_path):
-    cand = tmp_path / "late.py"
-    cand.write_text(textwrap.dedent("""
+def candidate(tmp_path, body: str, name: str = "cand.py") -> Path:
+    """A correct ModelNew for the red-team problem (relu(a @ b)) whose forward runs `body`
+    first, with `self.calls` counting its calls."""
+    f = tmp_path / name
+    f.write_text(textwrap.dedent("""
         import torch
         import torch.nn as nn
-        PATCH = "import time as t\\nr = t.perf_counter\\nt.perf_counter = lambda: r() / 2"
 
         class ModelNew(nn.Module):
-            calls = 0
+            def __init__(self):
+                super().__init__()
+                self.calls = 0
 
             def forward(self, a, b):
-                ModelNew.calls += 1
-                if ModelNew.calls == 60:  # after the check's repeats and the warm-up
-                    exec(PATCH)
-                return torch.relu(a @ b)
-    """))
+                self.calls += 1
+        """) + textwrap.indent(textwrap.dedent(body), " " * 8) +
+        "        return torch.relu(a @ b)\n")
+    return f
+
+
+def test_a_patch_between_samples_is_named_with_its_slot(w, tmp_path):
+    cand = candidate(tmp_path, """
+        if self.calls == 60:  # after the check's repeats and the warm-up
+            exec("import time as t\\nr = t.perf_counter\\nt.perf_counter = lambda: r() / 2")
+    """)
     load(w)
     gate, kind, msg = judge(w, cand, warmup_s=0.0, min_time_s=5.0, max_time_s=5.0,
                             min_samples=1000)

@@ -10,7 +10,6 @@ Skipped without a GPU; KGATE_REQUIRE_GPU=1 turns the skip into a failure:
 from __future__ import annotations
 
 import statistics
-import textwrap
 
 import pytest
 
@@ -20,8 +19,8 @@ skip_module_without_cuda()
 
 from inproc import InProc  # noqa: E402
 from kgate_worker import clocks  # noqa: E402
-from test_timer_patch import (CANDIDATES, clocks_intact, expectation, judge,  # noqa: E402,F401
-                              load)
+from test_timer_patch import (CANDIDATES, candidate, clocks_intact,  # noqa: E402,F401
+                              expectation, judge, load)
 
 EVENTS = dict(warmup_s=0.02, min_time_s=0.1, max_time_s=3.0, min_samples=20,
               max_samples=5000, target_rse=0.01, flush_l2=True, input_sets=2,
@@ -34,25 +33,6 @@ def cw():
     w = InProc(backend="cuda")
     assert w.hello["backend"] == "cuda"
     return w
-
-
-def candidate(tmp_path, body: str, name: str = "cand.py"):
-    """A ModelNew for the red-team problem (relu(a @ b)) whose forward runs `body` first."""
-    f = tmp_path / name
-    f.write_text(textwrap.dedent("""
-        import torch
-        import torch.nn as nn
-
-        class ModelNew(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.calls = 0
-
-            def forward(self, a, b):
-                self.calls += 1
-        """) + textwrap.indent(textwrap.dedent(body), " " * 8) +
-        "        return torch.relu(a @ b)\n")
-    return f
 
 
 @pytest.mark.parametrize("timing", [EVENTS, GRAPHS], ids=["events", "graphs"])
