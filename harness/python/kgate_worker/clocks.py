@@ -59,6 +59,11 @@ class _Watch:
 
 _watched: dict[str, _Watch] = {}
 _roots: set[str] = set()
+# The same facts in the cheapest form, for the check after every timed sample: (mapping,
+# name, expected) -- `expected` is _MISSING where a class before the defining one must not
+# hold the name -- and (function, code object).
+_entries: list[tuple[Any, str, Any]] = []
+_codes: list[tuple[Any, Any]] = []
 
 
 def _lookup(owner: Any, name: str) -> Any:
@@ -82,9 +87,16 @@ def _add(label: str, owner: Any, name: str, where: str) -> Any:
         defining = (next(k for k in owner.__mro__ if name in k.__dict__)
                     if isinstance(owner, type) else None)
         _watched[label] = _Watch(label, owner, name, value, where, defining)
+        if defining is None:
+            _entries.append((owner if isinstance(owner, dict) else vars(owner), name, value))
+        else:
+            for k in owner.__mro__[:owner.__mro__.index(defining)]:
+                _entries.append((k.__dict__, name, _MISSING))
+            _entries.append((defining.__dict__, name, value))
         if isinstance(value, types.FunctionType):  # same object, other code: a patch too
             _watched[label + ".__code__"] = _Watch(label + ".__code__", value, "__code__",
                                                    value.__code__, "function code")
+            _codes.append((value, value.__code__))
     return value
 
 
@@ -143,6 +155,9 @@ def original(label: str) -> Any:
 def tampered() -> list[str]:
     """One line per watched attribute that is no longer its original, e.g. "time.perf_counter
     was rebound by the candidate (module attribute replaced)"; [] when all are intact."""
+    if (all(d.get(n, _MISSING) is v for d, n, v in _entries)
+            and all(f.__code__ is c for f, c in _codes)):
+        return []
     out = []
     for w in _watched.values():
         now = _lookup(w.owner, w.name)
