@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "report/record_io.h"
+#include "report/regression.h"
 #include "report/summary.h"
 
 namespace kgate::report {
@@ -64,7 +65,8 @@ CREATE INDEX IF NOT EXISTS results_by_problem ON results(problem, gpu);
 CREATE TABLE IF NOT EXISTS accepted(
   id INTEGER PRIMARY KEY AUTOINCREMENT, problem TEXT NOT NULL, gpu TEXT NOT NULL,
   content_hash TEXT NOT NULL, accepted_at TEXT, commit_sha TEXT, run_id TEXT,
-  best_us REAL, speedup REAL);
+  best_us REAL, speedup REAL, config_key TEXT NOT NULL DEFAULT '', speedup_lo REAL DEFAULT 0,
+  speedup_hi REAL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS accepted_by_problem ON accepted(problem, gpu);
 )";
 
@@ -72,6 +74,21 @@ CREATE INDEX IF NOT EXISTS accepted_by_problem ON accepted(problem, gpu);
 
 std::string gpu_key(const Environment& env) {
   return env.gpu_target.empty() ? env.gpu : env.gpu_target;
+}
+
+std::string gpu_key(const ProblemResult& r, const RunInfo& info) {
+  std::string own = gpu_key(r.env);
+  return own.empty() ? gpu_key(info.env) : own;
+}
+
+std::string problem_key(const ProblemResult& r) { return r.level + "/" + r.problem; }
+
+AcceptedKernel accepted_from(const ProblemResult& r, const RunInfo& info) {
+  return {problem_key(r),  gpu_key(r, info), r.best_hash,
+          info.finished_at.empty() ? info.started_at : info.finished_at,
+          r.best_commit,   info.run_id,      r.best_us,
+          r.speedup,       r.config_key,     r.speedup_lo,
+          r.speedup_hi};
 }
 
 History::History(const std::string& path) : path_(path) {
@@ -88,15 +105,16 @@ History::History(const std::string& path) : path_(path) {
     // finished run recording itself), and a crash mid-write leaves the last commit intact.
     exec("PRAGMA journal_mode=WAL");
     exec(kSchema);
-    Stmt get(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
-    if (get.step()) {
-      std::string v = get.text(0);
-      if (v != std::to_string(kHistorySchemaVersion))
-        throw UsageError(path + ": history schema version " + v + " (this kgate reads " +
-                         std::to_string(kHistorySchemaVersion) + ")");
-    } else {
-      Stmt put(db_, "INSERT INTO meta(key, value) VALUES('schema_version', ?)");
-      put.bind(1, std::to_string(kHistorySchemaVersion)).step();
+    // OR IGNORE: shards opening a new file at once race to this insert; one wins.
+    Stmt(db_, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)")
+        .bind(1, std::to_string(kHistorySchemaVersion))
+        .step();
+    std::string v = schema_version();
+    if (v == "1") {
+      migrate_from_1();
+    } else if (v != std::to_string(kHistorySchemaVersion)) {
+      throw UsageError(path + ": history schema version " + v + " (this kgate reads " +
+                       std::to_string(kHistorySchemaVersion) + ")");
     }
   } catch (const InfraError& e) {
     sqlite3_close(db_);
@@ -112,6 +130,38 @@ History::History(const std::string& path) : path_(path) {
 
 History::~History() { sqlite3_close(db_); }
 
+std::string History::schema_version() const {
+  Stmt get(db_, "SELECT value FROM meta WHERE key = 'schema_version'");
+  return get.step() ? get.text(0) : "";
+}
+
+// Version 1 -> 2: accepted results get their config key and speedup CI. In a write
+// transaction that re-reads the version, so two processes opening one old file at once
+// migrate it once.
+void History::migrate_from_1() {
+  exec("BEGIN IMMEDIATE");
+  try {
+    if (schema_version() == "1") {
+      exec("ALTER TABLE accepted ADD COLUMN config_key TEXT NOT NULL DEFAULT ''");
+      exec("ALTER TABLE accepted ADD COLUMN speedup_lo REAL DEFAULT 0");
+      exec("ALTER TABLE accepted ADD COLUMN speedup_hi REAL DEFAULT 0");
+      Stmt(db_, "UPDATE meta SET value = ? WHERE key = 'schema_version'")
+          .bind(1, std::to_string(kHistorySchemaVersion))
+          .step();
+    }
+    exec("COMMIT");
+  } catch (...) {
+    exec_noexcept("ROLLBACK");
+    throw;
+  }
+}
+
+void History::exec_noexcept(const std::string& sql) {
+  char* err = nullptr;
+  sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+  sqlite3_free(err);
+}
+
 void History::exec(const std::string& sql) {
   char* err = nullptr;
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
@@ -125,6 +175,8 @@ void History::record_run(const RunRecords& run) {
   const RunInfo& info = run.info;
   if (info.run_id.empty()) throw UsageError("history: the run has no run_id");
   const std::string gpu = gpu_key(info.env);
+  // A PR check's results are stored (kind check) but never accepted: its kernel is not merged.
+  const bool accepts = info.kind == RunKind::kRun;
   exec("BEGIN IMMEDIATE");
   try {
     Stmt(db_, "DELETE FROM results WHERE run_id = ?").bind(1, info.run_id).step();
@@ -141,8 +193,8 @@ void History::record_run(const RunRecords& run) {
         .bind(8, nlohmann::json(info).dump())
         .step();
     for (const auto& r : run.results) {
-      const std::string problem = r.level + "/" + r.problem;
-      const std::string rgpu = gpu_key(r.env).empty() ? gpu : gpu_key(r.env);
+      const std::string problem = problem_key(r);
+      const std::string rgpu = gpu_key(r, info);
       Stmt(db_,
            "INSERT INTO results(run_id, problem, level, gpu, outcome, speedup, best_us, wall_s, "
            "record_json) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -156,29 +208,32 @@ void History::record_run(const RunRecords& run) {
           .bind(8, r.wall_s)
           .bind(9, nlohmann::json(r).dump())
           .step();
-      if (r.outcome == Outcome::kImproved && is_correct(r) && !r.best_hash.empty()) {
-        auto current = accepted(problem, rgpu);
-        if (!current || current->content_hash != r.best_hash)
-          accept({problem, rgpu, r.best_hash,
-                  info.finished_at.empty() ? info.started_at : info.finished_at, r.best_commit,
-                  info.run_id, r.best_us, r.speedup});
+      if (accepts && r.outcome == Outcome::kImproved && is_correct(r) && !r.best_hash.empty()) {
+        auto current = accepted(problem, rgpu, r.config_key);
+        if (!current || (current->content_hash != r.best_hash &&
+                         speed_vs_accepted(r, *current).speedup_lo > 1))
+          accept(accepted_from(r, info));
       }
     }
     exec("COMMIT");
   } catch (...) {
-    char* err = nullptr;
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, &err);
-    sqlite3_free(err);
+    exec_noexcept("ROLLBACK");
     throw;
   }
 }
 
 void History::record_run_dir(const std::string& out_dir) { record_run(load_run_dir(out_dir)); }
 
+bool History::has_run(const std::string& run_id) const {
+  Stmt q(db_, "SELECT 1 FROM runs WHERE run_id = ?");
+  q.bind(1, run_id);
+  return q.step();
+}
+
 void History::accept(const AcceptedKernel& k) {
   Stmt(db_,
        "INSERT INTO accepted(problem, gpu, content_hash, accepted_at, commit_sha, run_id, best_us, "
-       "speedup) VALUES(?, ?, ?, ?, ?, ?, ?, ?)")
+       "speedup, config_key, speedup_lo, speedup_hi) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(1, k.problem)
       .bind(2, k.gpu)
       .bind(3, k.content_hash)
@@ -187,24 +242,29 @@ void History::accept(const AcceptedKernel& k) {
       .bind(6, k.run_id)
       .bind(7, k.best_us)
       .bind(8, k.speedup)
+      .bind(9, k.config_key)
+      .bind(10, k.speedup_lo)
+      .bind(11, k.speedup_hi)
       .step();
 }
 
-std::optional<AcceptedKernel> History::accepted(const std::string& problem,
-                                                const std::string& gpu) const {
+std::optional<AcceptedKernel> History::accepted(const std::string& problem, const std::string& gpu,
+                                                const std::string& config_key) const {
   Stmt q(db_,
-         "SELECT problem, gpu, content_hash, accepted_at, commit_sha, run_id, best_us, speedup "
-         "FROM accepted WHERE problem = ? AND gpu = ? ORDER BY id DESC LIMIT 1");
-  q.bind(1, problem).bind(2, gpu);
+         "SELECT problem, gpu, content_hash, accepted_at, commit_sha, run_id, best_us, speedup, "
+         "config_key, speedup_lo, speedup_hi FROM accepted WHERE problem = ? AND gpu = ? AND "
+         "config_key = ? ORDER BY id DESC LIMIT 1");
+  q.bind(1, problem).bind(2, gpu).bind(3, config_key);
   if (!q.step()) return std::nullopt;
-  return AcceptedKernel{q.text(0), q.text(1), q.text(2), q.text(3),
-                        q.text(4), q.text(5), q.real(6), q.real(7)};
+  return AcceptedKernel{q.text(0), q.text(1), q.text(2), q.text(3), q.text(4), q.text(5),
+                        q.real(6), q.real(7), q.text(8), q.real(9), q.real(10)};
 }
 
 std::vector<RunSummaryRow> History::runs(const std::string& since, const std::string& until) const {
   Stmt q(db_,
          "SELECT r.run_id, r.suite, r.started_at, r.gpu, COUNT(x.problem) FROM runs r LEFT JOIN "
-         "results x ON x.run_id = r.run_id WHERE r.started_at >= ? AND r.started_at < ? "
+         "results x ON x.run_id = r.run_id WHERE r.kind = 'run' AND r.started_at >= ? AND "
+         "r.started_at < ? "
          "GROUP BY r.run_id ORDER BY r.started_at, r.run_id");
   q.bind(1, since).bind(2, until);
   std::vector<RunSummaryRow> out;
@@ -237,7 +297,8 @@ std::string History::latest_start() const {
 std::map<std::string, double> History::expected_cost_s(const std::string& gpu, int window) const {
   Stmt q(db_,
          "SELECT x.problem, x.wall_s FROM results x JOIN runs r ON r.run_id = x.run_id "
-         "WHERE (? = '' OR x.gpu = ?) AND x.wall_s > 0 ORDER BY r.started_at DESC");
+         "WHERE r.kind = 'run' AND (? = '' OR x.gpu = ?) AND x.wall_s > 0 "
+         "ORDER BY r.started_at DESC");
   q.bind(1, gpu).bind(2, gpu);
   std::map<std::string, std::pair<double, int>> acc;
   while (q.step()) {

@@ -13,10 +13,12 @@ struct sqlite3;
 
 namespace kgate::report {
 
-inline constexpr int kHistorySchemaVersion = 1;
+// 1: runs, results, accepted(problem, gpu). 2: accepted results keyed by config too, with
+// their speedup CI (a version 1 file is migrated when opened).
+inline constexpr int kHistorySchemaVersion = 2;
 
-// A kernel the pipeline accepted for a problem on a GPU target: what later nights are
-// re-verified and re-measured against.
+// A result the pipeline accepted for a problem on a GPU target under one config: what later
+// runs are compared with (report/regression.h, compare_with_accepted).
 struct AcceptedKernel {
   std::string problem;      // "<level>/<problem>"
   std::string gpu;          // gpu target id (Environment::gpu_target, else the device name)
@@ -26,6 +28,9 @@ struct AcceptedKernel {
   std::string run_id;
   double best_us = 0;
   double speedup = 0;
+  std::string config_key;   // ProblemResult::config_key ("" = unknown)
+  double speedup_lo = 0;    // the accepted result's speedup CI (its noise, for comparisons)
+  double speedup_hi = 0;
 };
 
 struct RunSummaryRow {
@@ -43,13 +48,18 @@ class History {
   History& operator=(const History&) = delete;
 
   // Stores the run and its results (replacing an earlier record of the same run_id, so
-  // re-recording is idempotent) and accepts every improved, correct result that names its
-  // kernel (best_hash): the accepted kernel of (problem, gpu) becomes that one.
+  // re-recording is idempotent). A search run (not a PR check) also accepts every improved,
+  // correct result that names its kernel (best_hash) when its (problem, gpu, config) has no
+  // accepted result yet, or when it is a different kernel significantly faster than the
+  // accepted one (the lower CI bound of speed_vs_accepted above 1).
   void record_run(const RunRecords& run);
   void record_run_dir(const std::string& out_dir);
+  bool has_run(const std::string& run_id) const;
 
   void accept(const AcceptedKernel& k);
-  std::optional<AcceptedKernel> accepted(const std::string& problem, const std::string& gpu) const;
+  // The latest accepted result of (problem, gpu, config_key).
+  std::optional<AcceptedKernel> accepted(const std::string& problem, const std::string& gpu,
+                                         const std::string& config_key = "") const;
 
   // Runs whose start lies in [since, until) (ISO date/time strings compare as text), oldest first.
   std::vector<RunSummaryRow> runs(const std::string& since, const std::string& until) const;
@@ -66,11 +76,20 @@ class History {
 
  private:
   void exec(const std::string& sql);
+  void exec_noexcept(const std::string& sql);
+  std::string schema_version() const;
+  void migrate_from_1();
   std::string path_;
   sqlite3* db_ = nullptr;
 };
 
 // The GPU key used for history rows: the gpu target id when known, else the device name.
 std::string gpu_key(const Environment& env);
+// The GPU key of one record of a run: its own environment's, else the run's.
+std::string gpu_key(const ProblemResult& r, const RunInfo& info);
+// The history's id of a record: "<level>/<problem>".
+std::string problem_key(const ProblemResult& r);
+// An accepted result from a record of a run (accepted_at = the run's end, else its start).
+AcceptedKernel accepted_from(const ProblemResult& r, const RunInfo& info);
 
 }  // namespace kgate::report

@@ -78,7 +78,8 @@ nlohmann::json json_report(const Summary& s) {
                              {"best_commit", r.best_commit},
                              {"best_hash", r.best_hash},
                              {"wall_s", r.wall_s},
-                             {"gates", r.gates}});
+                             {"gates", r.gates},
+                             {"vs_accepted", r.vs_accepted ? nlohmann::json(*r.vs_accepted) : nlohmann::json()}});
   }
   return j;
 }

@@ -94,6 +94,29 @@ std::string markdown_dispatch_tables(const Summary& s, size_t max_bytes) {
   return t + "\n";
 }
 
+std::string markdown_accepted_table(const Summary& s, size_t max_bytes) {
+  std::string t;
+  for (const auto& row : s.rows) {
+    const auto& c = row.record->vs_accepted;
+    if (!c) continue;
+    if (t.empty())
+      t = "## Against the accepted results\n\n"
+          "| Problem | Accepted (run) | Accepted | Now | Speed vs accepted [CI] | p | Verdict |\n"
+          "|---|---|--:|--:|--:|--:|---|\n";
+    std::string line = "| " + fmt::md_cell(row.record->level + "/" + row.record->problem) + " | " +
+                       fmt::md_cell(c->run_id) + " | " + fmt::us(c->accepted_us) + " | " +
+                       fmt::us(row.record->best_us) + " | " + fmt::speedup_ci(c->ratio, c->ratio_lo, c->ratio_hi) +
+                       " | " + fmt::num(c->p_value, 3) + " | " +
+                       (c->regressed ? "**performance regression**" : "ok") + " |\n";
+    if (t.size() + line.size() > max_bytes) {
+      t += "| ... | | | | | | more rows in report.json |\n";
+      break;
+    }
+    t += line;
+  }
+  return t.empty() ? t : t + "\n";
+}
+
 std::string markdown_level_table(const Summary& s) {
   std::string t =
       "| Level | Problems | Improved | Matched | Fallback | Regressed | Errors | Geomean vs "
@@ -134,6 +157,8 @@ std::string markdown_report(const Summary& s, size_t max_bytes) {
     }
     t += "\n";
   }
+
+  t += markdown_accepted_table(s, max_bytes / 4);
 
   t += "## Problems\n\n";
   t += "| Level | Problem | Baseline | Best | Speedup [CI] | Outcome | Experiments | Kept | Best "

@@ -21,4 +21,9 @@ std::string markdown_level_table(const Summary& s);
 // (Triton share, kernels searched and kept). "" when the run has none.
 std::string markdown_dispatch_tables(const Summary& s, size_t max_bytes);
 
+// Every result compared with its accepted result in the history (ProblemResult::vs_accepted):
+// the accepted and current time, the speed ratio with its CI and p, and the verdict.
+// "" when the run was compared with nothing.
+std::string markdown_accepted_table(const Summary& s, size_t max_bytes);
+
 }  // namespace kgate::report

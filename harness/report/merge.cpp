@@ -95,12 +95,14 @@ RunRecords merge_runs(const std::vector<std::string>& dirs) {
   return merged;
 }
 
-WrittenReports merge_dirs(const std::vector<std::string>& dirs, const std::string& out_dir) {
+WrittenReports merge_dirs(const std::vector<std::string>& dirs, const std::string& out_dir,
+                          const std::function<void(RunRecords&)>& adjust) {
   std::string out_c = canonical(out_dir);
   for (const auto& d : dirs)
     if (canonical(d) == out_c)
       throw UsageError("kgate merge: --out " + out_dir + " is also an input; write elsewhere");
   RunRecords merged = merge_runs(dirs);
+  if (adjust) adjust(merged);
 
   // Replace the records of a previous merge into the same directory.
   std::error_code ec;

@@ -3,6 +3,7 @@
 // records and reports. Merging is idempotent (a record present twice with the same content
 // is kept once, so re-merging or merging a merged directory with a shard changes nothing)
 // and refuses directories from different runs or configs.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,9 @@ namespace kgate::report {
 RunRecords merge_runs(const std::vector<std::string>& dirs);
 
 // merge_runs + write OUT/run.json, OUT/results/*.json (replacing stale records there) and
-// every report. `out_dir` must not be one of `dirs`.
-WrittenReports merge_dirs(const std::vector<std::string>& dirs, const std::string& out_dir);
+// every report. `out_dir` must not be one of `dirs`. `adjust` (when given) sees the merged
+// records before anything is written (`kgate merge --db` compares them with the history).
+WrittenReports merge_dirs(const std::vector<std::string>& dirs, const std::string& out_dir,
+                          const std::function<void(RunRecords&)>& adjust = {});
 
 }  // namespace kgate::report

@@ -2,6 +2,7 @@
 // One result record per problem per run (DESIGN.md §6), versioned JSON written by
 // `kgate run` / `kgate check` into OUT/results/<problem>.json. Reporters read only these.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,28 @@ struct Environment {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Environment, gpu, gpu_target, backend, driver, cuda,
                                                 torch, triton, kgate_version, git_sha, host)
+
+// This result against the accepted result of its (problem, GPU, config) in the history
+// (report/regression.h, compare_with_accepted): filled by every command that reads records
+// with a history (`kgate run`, `merge`, `report --from` with --db or $KGATE_HISTORY).
+struct AcceptedComparison {
+  std::string run_id;        // the run the accepted result came from
+  std::string accepted_at;   // ISO 8601 UTC
+  std::string content_hash;  // the accepted kernel's content hash
+  double accepted_us = 0;    // the accepted best time
+  double accepted_speedup = 0;
+  double ratio = 1;          // accepted_us / best_us: < 1 is slower than accepted
+  double ratio_lo = 1;       // its confidence interval (from both records' speedup CIs)
+  double ratio_hi = 1;
+  double p_value = 1;
+  bool regressed = false;    // a significant drop: the record's outcome is `regressed` for it
+  Outcome prior_outcome = Outcome::kMatched;  // the outcome before (restored on a re-compare)
+  std::string prior_reason;
+};
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AcceptedComparison, run_id, accepted_at,
+                                                content_hash, accepted_us, accepted_speedup,
+                                                ratio, ratio_lo, ratio_hi, p_value, regressed,
+                                                prior_outcome, prior_reason)
 
 struct ProblemResult {
   int version = 1;
@@ -73,6 +96,10 @@ struct ProblemResult {
   int extern_calls = 0;      // compiled: cuBLAS/cuDNN/ATen calls left alone
   int kernels_searched = 0;
   int kernels_kept = 0;
+  // What the accepted results of the history are keyed by besides problem and GPU: a hash
+  // of what makes two results' times comparable (the problem file, the backend). "" = unknown.
+  std::string config_key;
+  std::optional<AcceptedComparison> vs_accepted;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemResult, version, run_id, suite, level,
                                                 problem, baseline_kind, baseline_us, best_us,
@@ -82,6 +109,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemResult, version, run_id, 
                                                 best_candidate, best_hash, gates, wall_s, seed, env,
                                                 compile_max_autotune_us, mode, fallback_kind,
                                                 triton_share, triton_kernels, extern_calls,
-                                                kernels_searched, kernels_kept)
+                                                kernels_searched, kernels_kept, config_key,
+                                                vs_accepted)
 
 }  // namespace kgate::report

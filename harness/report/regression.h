@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gates/verdict.h"
+#include "report/history.h"
 
 namespace kgate::report {
 
@@ -32,5 +33,23 @@ struct RegressionCheck {
 // speedup is below 1/threshold and p < alpha. A missing timing is never a perf regression.
 RegressionCheck classify_regression(const gates::CandidateVerdict& reverify,
                                     const RegressionPolicy& policy);
+
+// Tonight's result against the accepted one, as an A/B timing with baseline = the accepted
+// result and candidate = this record: speedup = accepted best_us / best_us (< 1: slower).
+// The samples are not stored, so the interval comes from the two records' own speedup
+// intervals (each the interleaved measurement of its night, taken as that night's relative
+// noise; combined in log space, sqrt(h_a^2 + h_b^2)) and p from the normal approximation
+// on that scale. A record with a degenerate interval (nothing kept: speedup 1 [1, 1])
+// contributes no width; the threshold then alone guards against run-to-run drift.
+gates::Timing speed_vs_accepted(const ProblemResult& r, const AcceptedKernel& accepted);
+
+// Compares every correct result of a search run (kind run; a PR check is judged against
+// its merge-base instead) with the accepted result of its (problem, GPU, config) in the
+// history: fills ProblemResult::vs_accepted, and a significant drop (classify_regression
+// on speed_vs_accepted, with the run's regression_threshold and fail_on_performance)
+// turns the outcome into `regressed` with the numbers in the reason, so every report and
+// the exit code classify it as a performance regression. Idempotent: a record regressed by
+// an earlier comparison gets its own outcome back first. Returns the regressions found.
+int compare_with_accepted(RunRecords& run, const History& history, double alpha = 0.05);
 
 }  // namespace kgate::report
