@@ -18,6 +18,7 @@
 
 #include "cli/check_map.h"
 #include "cli/commands.h"
+#include "cli/history_step.h"
 #include "config/catalog.h"
 #include "config/loader.h"
 #include "core/clock.h"
@@ -426,6 +427,18 @@ ExitCode cmd_check(const CheckOptions& o) {
   info.finished_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
   report::write_run_info(o.out, info);
   report::WrittenReports written = report::write_reports(o.out);
+  // The check in the history (kind check: kept for the record, never accepted, not in
+  // the weekly trend or the shard costs). A history that cannot be written is an
+  // infrastructure error; a failed gate still takes precedence.
+  if (const std::string db = history_db(o.db); !db.empty()) {
+    try {
+      report::History(db).record_run_dir(o.out);
+      log::info("recorded the check in " + db);
+    } catch (const Error& e) {
+      log::error(std::string("history ") + db + ": " + e.what());
+      infra_error = true;
+    }
+  }
 
   // ---- summary table ----
   size_t w = 8;

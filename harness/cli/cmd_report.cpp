@@ -1,8 +1,11 @@
-// `kgate report`: regenerate reports from result records (--from), record a run into the
-// history (--from + --db), or write the weekly trend report (--db --weekly).
+// `kgate report`: regenerate reports from result records (--from), compare a run with the
+// accepted results and record it into the history (--from + --db), or write the weekly
+// trend report (--db --weekly).
+#include <optional>
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/history_step.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "report/history.h"
@@ -17,14 +20,22 @@ ExitCode cmd_report(const ReportOptions& o) {
     throw UsageError("kgate report: give --from DIR (reports from records) or --db FILE --weekly");
   if (o.weekly && o.db.empty()) throw UsageError("kgate report: --weekly needs --db FILE");
   if (!o.since.empty() && !o.weekly) throw UsageError("kgate report: --since needs --weekly");
+  int failing = 0;
   if (!o.from.empty()) {
     report::RunRecords run = report::load_run_dir(o.from);
     std::string out = o.out.empty() ? o.from : o.out;
+    std::optional<report::History> history;
+    if (!o.db.empty()) {
+      // Compared with the accepted results first, so the reports carry the comparison; the
+      // records of DIR are updated when the reports go there too.
+      history.emplace(o.db);
+      failing = compare_with_history(run, *history);
+      if (out == o.from) rewrite_records(o.from, run);
+    }
     report::WrittenReports w = report::write_reports(run, out);
     for (const auto& f : w.files) log::info("wrote " + f);
-    if (!o.db.empty()) {
-      report::History h(o.db);
-      h.record_run(run);
+    if (history) {
+      history->record_run(run);
       log::info("recorded run " + run.info.run_id + " in " + o.db);
     }
   }
@@ -35,7 +46,9 @@ ExitCode cmd_report(const ReportOptions& o) {
     for (const auto& f : report::write_weekly(w, out)) log::info("wrote " + f);
   }
   // Regenerating reports never fails the pipeline: the run that produced the records did.
-  return ExitCode::kPass;
+  // A regression against the accepted results found here (--db) does, when the suite
+  // fails on performance.
+  return history_exit(failing);
 }
 
 }  // namespace kgate::cli

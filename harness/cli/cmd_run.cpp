@@ -14,6 +14,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/history_step.h"
 #include "config/catalog.h"
 #include "core/clock.h"
 #include "core/error.h"
@@ -23,6 +24,7 @@
 #include "report/history.h"
 #include "report/merge.h"
 #include "report/partition.h"
+#include "report/record_io.h"
 #include "report/report_writer.h"
 #include "search/suite_run.h"
 
@@ -105,24 +107,56 @@ ExitCode write_reports_hook(const std::string& out) {
 
 
 
-// --db, else $KGATE_HISTORY: the history database ("" = none).
-std::string history_db(const RunOptions& o) {
-  if (!o.db.empty()) return o.db;
-  const char* env = std::getenv("KGATE_HISTORY");
-  return env && *env ? env : "";
-}
-
 // Records the finished run in OUT into the history database, when there is one. A
 // history that cannot be written is an infrastructure error: the results are in OUT, but
 // a nightly that silently stops recording loses its trend.
 ExitCode record_history(const RunOptions& o, const std::string& out) {
-  const std::string db = history_db(o);
+  const std::string db = history_db(o.db);
   if (db.empty()) return ExitCode::kPass;
   try {
     report::History(db).record_run_dir(out);
     log::info("recorded the run in " + db);
     return ExitCode::kPass;
   } catch (const Error& e) {
+    log::error(std::string("history ") + db + ": " + e.what());
+    return ExitCode::kInfra;
+  }
+}
+
+// What makes two results of a problem comparable across runs (the key of its accepted
+// results besides problem and GPU): the problem file (op, shapes, dtypes, tolerances) and
+// the backend. Not the starter: a slower starter committed since is what the comparison
+// with the accepted result is there to catch.
+std::string problem_config_key(const config::PlanItem& it, const std::string& backend) {
+  return gates::hash_bytes("problem " + gates::hash_file(it.source) + "\nbackend " + backend + "\n");
+}
+
+// Stamps each record in OUT with its config key and compares the run with the accepted
+// results of the history, rewriting the records (so every report, the JUnit and the exit
+// code read the comparison from them). A shard only reads a database that exists; a whole
+// run creates it. A history that cannot be read is an infrastructure error.
+ExitCode apply_history(const RunOptions& o, const std::vector<const config::PlanItem*>& items,
+                       const std::string& backend) {
+  const std::string db = history_db(o.db);
+  try {
+    report::RunRecords run = report::load_run_dir(o.out);
+    std::map<std::string, std::string> keys;
+    for (const config::PlanItem* it : items)
+      keys[report::planned_record_key(it->problem)] = problem_config_key(*it, backend);
+    for (auto& r : run.results)
+      if (auto k = keys.find(report::problem_key(r)); k != keys.end()) r.config_key = k->second;
+    std::error_code ec;
+    if (!db.empty() && (o.shard.empty() || fs::is_regular_file(db, ec))) {
+      report::History h(db);
+      compare_with_history(run, h);
+    }
+    rewrite_records(o.out, run);
+    return ExitCode::kPass;
+  } catch (const Error& e) {
+    if (db.empty()) {
+      log::warn(std::string("records: ") + e.what());
+      return ExitCode::kPass;
+    }
     log::error(std::string("history ") + db + ": " + e.what());
     return ExitCode::kInfra;
   }
@@ -242,7 +276,13 @@ ExitCode run_on_gpus(const RunOptions& o) {
     code = worse(code, c);
   }
   try {
-    report::WrittenReports w = report::merge_dirs(dirs, o.out);
+    // The merged run against the accepted results (the shards compared only when the
+    // database existed when they ended).
+    std::optional<report::History> history;
+    if (const std::string db = history_db(o.db); !db.empty()) history.emplace(db);
+    report::WrittenReports w = report::merge_dirs(dirs, o.out, [&](report::RunRecords& run) {
+      if (history) compare_with_history(run, *history);
+    });
     code = worse(code, w.exit_code);
     log::info("merged " + std::to_string(n) + " GPU shards into " + o.out);
     code = worse(code, record_history(o, o.out));
@@ -302,7 +342,7 @@ ExitCode cmd_run(const RunOptions& o) {
     std::vector<std::string> ids;
     for (const auto* it : selected) ids.push_back(it->problem);
     std::map<std::string, double> costs;
-    if (const std::string db = history_db(o); !db.empty()) {
+    if (const std::string db = history_db(o.db); !db.empty()) {
       std::error_code ec;
       if (!fs::is_regular_file(db, ec)) {
         log::warn("history " + db + ": no such database; sharding round-robin by id");
@@ -387,6 +427,7 @@ ExitCode cmd_run(const RunOptions& o) {
   search::SuiteRun run(so, std::move(items), factory);
   search::RunSummary summary = run.run();
   if (!summary.interrupted) {
+    summary.code = worse(summary.code, apply_history(o, selected, backend));
     ExitCode reports = write_reports_hook(o.out);
     if (summary.code == ExitCode::kPass) summary.code = reports;
     // A shard is recorded once merged (`kgate report --from MERGED --db`): its records

@@ -35,6 +35,7 @@ struct CheckOptions {
   std::string repo = ".";
   std::string backend;               // "" = suite's, else host; host | cuda
   std::optional<uint64_t> seed;      // correctness seed (default: random, printed)
+  std::string db;                    // history database (else $KGATE_HISTORY): the check is recorded
 };
 ExitCode cmd_check(const CheckOptions& o);
 
@@ -79,8 +80,16 @@ ExitCode cmd_report(const ReportOptions& o);
 struct MergeOptions {
   std::vector<std::string> dirs;
   std::string out = "out";
+  std::string db;  // history database (else $KGATE_HISTORY): compare with accepted, record
 };
 ExitCode cmd_merge(const MergeOptions& o);
+
+struct AcceptOptions {
+  std::string from;                   // run output directory (positional or --from)
+  std::string db;                     // history database (else $KGATE_HISTORY)
+  std::vector<std::string> problems;  // "<level>/<problem>" or "<problem>"; empty = all
+};
+ExitCode cmd_accept(const AcceptOptions& o);
 
 struct ValidateOptions {
   std::vector<std::string> paths;  // files or directories; empty = configs suites kernelbench/native

@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   c_check->add_option("--backend", check.backend, "host | cuda (default: the suite's, else host)")
       ->check(CLI::IsMember({"host", "cuda"}));
   c_check->add_option("--seed", check.seed, "Correctness seed (default: random, printed)");
+  c_check->add_option("--db", check.db, "History database (SQLite; default $KGATE_HISTORY): record the check");
 
   BenchOptions bench;
   auto* c_bench = app.add_subcommand("bench", "Run one candidate through the four gates");
@@ -102,6 +103,15 @@ int main(int argc, char** argv) {
   auto* c_merge = app.add_subcommand("merge", "Combine shard outputs into one report");
   c_merge->add_option("dirs", merge.dirs, "Shard output directories")->required();
   c_merge->add_option("--out", merge.out, "Output directory")->capture_default_str();
+  c_merge->add_option("--db", merge.db,
+                      "History database (SQLite; default $KGATE_HISTORY): compare with the accepted "
+                      "results, record the merged run");
+
+  AcceptOptions accept;
+  auto* c_accept = app.add_subcommand("accept", "Promote a run's results to the accepted results of the history");
+  c_accept->add_option("run_dir,--from", accept.from, "Run output directory")->required();
+  c_accept->add_option("--db", accept.db, "History database (SQLite; default $KGATE_HISTORY)");
+  c_accept->add_option("--problem", accept.problems, "Only these problems (<level>/<problem> or <problem>)");
 
   ProfileOptions profile;
   auto* c_profile = app.add_subcommand(
@@ -167,6 +177,7 @@ int main(int argc, char** argv) {
     else if (*c_bench) rc = cmd_bench(bench);
     else if (*c_report) rc = cmd_report(report);
     else if (*c_merge) rc = cmd_merge(merge);
+    else if (*c_accept) rc = cmd_accept(accept);
     else if (*c_validate) rc = cmd_validate(validate);
     else if (*c_profile) rc = cmd_profile(profile);
     else if (*c_doctor) rc = cmd_doctor(doctor);

@@ -1,0 +1,39 @@
+#include "cli/history_step.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/log.h"
+#include "report/record_io.h"
+#include "report/regression.h"
+#include "report/summary.h"
+
+namespace fs = std::filesystem;
+
+namespace kgate::cli {
+
+std::string history_db(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  const char* env = std::getenv("KGATE_HISTORY");
+  return env && *env ? env : "";
+}
+
+int compare_with_history(report::RunRecords& run, const report::History& history) {
+  report::compare_with_accepted(run, history);
+  int failing = 0;
+  for (const auto& r : run.results) {
+    if (!r.vs_accepted || !r.vs_accepted->regressed) continue;
+    log::warn(r.level + "/" + r.problem + ": performance regression: " + r.reason);
+    if (run.info.fail_on_performance) ++failing;
+  }
+  return failing;
+}
+
+void rewrite_records(const std::string& out_dir, const report::RunRecords& run) {
+  std::error_code ec;
+  for (const auto& r : run.results)
+    if (fs::is_regular_file(fs::path(out_dir) / "results" / report::record_file_name(r.level, r.problem), ec))
+      report::write_result(out_dir, r);
+}
+
+}  // namespace kgate::cli

@@ -1,0 +1,28 @@
+#pragma once
+// The history step every command that writes records shares (`kgate run`, `check`,
+// `merge`, `report --from`, `accept`): which database, comparing a run's records with the
+// accepted results, and what that adds to the exit status.
+#include <string>
+
+#include "core/exit_code.h"
+#include "report/history.h"
+#include "report/run_info.h"
+
+namespace kgate::cli {
+
+// `--db FILE`, else $KGATE_HISTORY; "" = no history.
+std::string history_db(const std::string& flag);
+
+// compare_with_accepted over `run`, each regression logged as a warning. Returns how many
+// of them fail the pipeline (the suite's fail_on.performance).
+int compare_with_history(report::RunRecords& run, const report::History& history);
+
+// Rewrites the records of `out_dir` that exist there as files with the (compared) ones of
+// `run` (a planned problem without a record stays without one).
+void rewrite_records(const std::string& out_dir, const report::RunRecords& run);
+
+// What a history comparison adds to a command's exit status: 1 when a regression against
+// the accepted results fails the pipeline, else 0.
+inline ExitCode history_exit(int failing) { return failing > 0 ? ExitCode::kGateFailure : ExitCode::kPass; }
+
+}  // namespace kgate::cli
