@@ -8,8 +8,9 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: tests pytest bench matmul doctor kbbench kbrun smoke onerun sweep dispatch aa study timers
-#          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb)
+#   steps: tests pytest bench matmul doctor kbbench kbrun smoke onerun sweep dispatch template aa study timers
+#          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
+#          DISPATCH_AGENT picks its agent kind, default template)
 #   STEP_S_<step>=N caps a step's seconds (defaults below).
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"
@@ -190,6 +191,7 @@ if has dispatch; then
   sed -e "s/^  suite_wall_s: .*/  suite_wall_s: ${SUITE_WALL_S:-600}/" \
       -e "s/^  problem_wall_s: .*/  problem_wall_s: ${PROBLEM_WALL_S:-60}/" \
       -e "s/^  max_experiments: .*/  max_experiments: ${MAX_EXPERIMENTS:-6}/" \
+      -e "s/^  kind: .*/  kind: ${DISPATCH_AGENT:-template}/" \
       -e "s/^id: .*/id: kernelbench-official/" suites/kernelbench-official.yaml > "$suite"
   shard=()
   if [ -n "${DISPATCH_SHARD:-}" ]; then
@@ -205,6 +207,13 @@ if has dispatch; then
   cat "$OUT/dispatch/results.tsv" 2>/dev/null | head -80
   sed -n '/Dispatch-aware/,/^## Failures/p' "$OUT/dispatch/report.md" 2>/dev/null | head -60
   rm -f "$suite"
+fi
+if has template; then
+  # kgate's Triton templates measured on their own (tools/template_study.py): correctness
+  # against float64, CUDA-graph replays, counters, and a grid of their tunables.
+  timeout "$(cap template 300)" python3 tools/template_study.py --json "$OUT/template-study.json" \
+    > "$OUT/template-study.log" 2>&1
+  stamp "template study rc=$?"; grep -v "^  SPLIT" "$OUT/template-study.log" | grep -iv warn | head -30
 fi
 if has aa; then
   # The A/A mode over the official KernelBench (suites/kernelbench-official-aa.yaml): each

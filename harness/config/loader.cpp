@@ -391,7 +391,7 @@ void parse_agent(YamlMap& m, AgentConfig& a, Diagnostics& diags) {
   YamlMap am(n, m.file(), "agent.",
              {"kind", "command", "timeout_s", "url", "model", "api_key_env", "seed"}, diags,
              m.loc("agent"));
-  read_choice(am, "kind", &a.kind, {"tuner", "command", "http", "reference"});
+  read_choice(am, "kind", &a.kind, {"tuner", "template", "command", "http", "reference"});
   am.read("command", &a.command);
   read_min<double>(am, "timeout_s", &a.timeout_s, 0.0, false);
   am.read("url", &a.url);

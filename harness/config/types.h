@@ -110,7 +110,7 @@ struct Budget {
 };
 
 struct AgentConfig {
-  std::string kind = "tuner";  // "tuner" | "command" | "http"
+  std::string kind = "tuner";  // "tuner" | "template" | "command" | "http" | "reference"
   std::string command;         // command agent
   double timeout_s = 600;
   std::string url;             // http agent

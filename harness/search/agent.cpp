@@ -5,12 +5,18 @@
 #include "core/error.h"
 #include "search/command_agent.h"
 #include "search/http_agent.h"
+#include "search/template_agent.h"
 #include "search/tuner_agent.h"
 
 namespace kgate::search {
 
+bool tunes_declared_space(const std::string& kind) { return kind == "tuner" || kind == "template"; }
+
 std::unique_ptr<Agent> make_agent(const config::AgentConfig& cfg, const std::string& starter_source,
-                                  const std::string& starter_name, uint64_t seed) {
+                                  const std::string& starter_name, uint64_t seed,
+                                  const std::vector<TemplateOffer>& templates) {
+  if (cfg.kind == "template")
+    return std::make_unique<TemplateAgent>(templates, starter_source, starter_name, cfg.seed != 0 ? cfg.seed : seed);
   if (cfg.kind == "tuner") {
     TuneSpace space = parse_tune_space(starter_source, starter_name);
     if (space.empty())
@@ -29,7 +35,7 @@ std::unique_ptr<Agent> make_agent(const config::AgentConfig& cfg, const std::str
                        "libcurl4-openssl-dev and rebuild)");
     return std::make_unique<HttpAgent>(cfg.url, cfg.model, cfg.api_key_env, cfg.timeout_s);
   }
-  throw UsageError("agent kind '" + cfg.kind + "' is unknown (expected tuner, command or http)");
+  throw UsageError("agent kind '" + cfg.kind + "' is unknown (expected tuner, template, command or http)");
 }
 
 std::string task_markdown(const AgentContext& ctx) {

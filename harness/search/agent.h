@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -65,10 +66,18 @@ class Agent {
   }
 };
 
+struct TemplateOffer;
+
 // Builds the configured agent. `starter_source` is the starter's text (the tuner reads
-// its tunable space from it), `starter_name` its file name for errors.
+// its tunable space from it), `starter_name` its file name for errors; `templates` the
+// template instances the template agent tries first (compiled mode).
 std::unique_ptr<Agent> make_agent(const config::AgentConfig& cfg, const std::string& starter_source,
-                                  const std::string& starter_name, uint64_t seed);
+                                  const std::string& starter_name, uint64_t seed,
+                                  const std::vector<TemplateOffer>& templates = {});
+
+// Whether the agent kind walks a declared tunable space (tuner, template): a starter
+// without one gives it nothing to do.
+bool tunes_declared_space(const std::string& kind);
 
 // task.md: the problem, the rules, and the optimisation playbook (command/http agents).
 std::string task_markdown(const AgentContext& ctx);

@@ -23,6 +23,7 @@
 #include "search/experiment_record.h"
 #include "search/experiment_repo.h"
 #include "search/journal.h"
+#include "search/template_agent.h"
 #include "search/workspace_guard.h"
 
 namespace fs = std::filesystem;
@@ -410,6 +411,23 @@ struct SuiteRun::Impl {
                          (t.note.empty() ? "" : " (" + t.note + ")"));
   }
 
+  // The templates the inventory instantiated for kernel `k` (files under the workspace's
+  // templates/), in the inventory's order; a listed file that is missing is an error.
+  static std::vector<TemplateOffer> template_offers(const Problem& p, const std::string& k) {
+    std::vector<TemplateOffer> out;
+    for (const auto& e : p.inventory.value("kernels", json::array())) {
+      if (e.value("name", "") != k) continue;
+      for (const auto& t : e.value("templates", json::array())) {
+        TemplateOffer o{t.value("template", ""), (fs::path(p.ws) / t.value("file", "")).string(), t.value("why", "")};
+        if (o.name.empty() || !fs::is_regular_file(o.file))
+          throw InfraError(p.item->problem_id + ": inventory.json lists template '" + o.name + "' of " + k +
+                           " at " + o.file + ", which is not a file");
+        out.push_back(std::move(o));
+      }
+    }
+    return out;
+  }
+
   // Which kernels are searched, in order, and whether the problem is a fallback before any
   // search: no Triton kernels at all, or kernels whose Amdahl bound (the whole model's gain
   // if the kernel ran at copy bandwidth) cannot clear the keep threshold.
@@ -586,6 +604,7 @@ struct SuiteRun::Impl {
       fs::path kdir = ws / gates::kKernelsDir;
       std::error_code ec;
       fs::remove_all(kdir, ec);
+      fs::remove_all(ws / "templates", ec);  // the inventory writes them again
       fs::create_directories(kdir);
       p.inventory = evaluator(p).inventory(kdir.string());
       write_plain((ws / kInventoryFile).string(), p.inventory.dump(2) + "\n");
@@ -803,11 +822,15 @@ struct SuiteRun::Impl {
       }
       select_kernel(p, k);
       const std::string text = read_text(p.best_copy);
-      if (opt.suite.agent.kind == "tuner" && parse_tune_space(text, p.candidate_rel).empty()) {
-        log::warn(id + ": " + k + " declares no launch-config tunables; not searched");
+      const std::vector<TemplateOffer> offers =
+          opt.suite.agent.kind == "template" ? template_offers(p, k) : std::vector<TemplateOffer>{};
+      if (tunes_declared_space(opt.suite.agent.kind) && offers.empty() &&
+          parse_tune_space(text, p.candidate_rel).empty()) {
+        log::warn(id + ": " + k + " declares no launch-config tunables" +
+                  (opt.suite.agent.kind == "template" ? " and matches no template" : "") + "; not searched");
         continue;
       }
-      p.agent = make_agent(opt.suite.agent, read_text(p.starter_copy), p.starter_copy, p.seed + i);
+      p.agent = make_agent(opt.suite.agent, read_text(p.starter_copy), p.starter_copy, p.seed + i, offers);
       // The kernel's starting point is its file as written; kept edits of it since replay.
       p.agent->replay(Point{}, true, p.best().latency_us > 0 ? std::optional<double>(p.best().latency_us) : std::nullopt);
       for (const auto& r : p.records) {
@@ -845,7 +868,8 @@ struct SuiteRun::Impl {
       return;
     }
     const ExperimentRecord& base = *p.baseline();
-    if (opt.suite.agent.kind == "tuner" && parse_tune_space(read_text(p.starter_copy), p.item->starter).empty() &&
+    if (tunes_declared_space(opt.suite.agent.kind) &&
+        parse_tune_space(read_text(p.starter_copy), p.item->starter).empty() &&
         p.item->problem.kind == "kernelbench") {
       // A KernelBench solution without a `# kgate:tune` space: the starter is the result.
       const std::string why = "the starter declares no tunables (# kgate:tune) for the tuner";

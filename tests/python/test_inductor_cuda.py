@@ -231,3 +231,40 @@ def test_seed_compile_and_the_kernel_set_of_a_directory(tmp_path):
     finally:
         w.kill()
         w.close()
+
+
+@pytest.mark.parametrize("problem", ["18_Softmax", "19_LogSoftmax"])
+def test_template_offer_is_written_swapped_in_and_correct(tmp_path, problem):
+    """The inventory instantiates kgate's row-softmax template for Inductor's softmax
+    kernel; the template file compiles into the live model, passes the kernel-level check
+    and the model-level check, and times."""
+    path = FIXTURES.parent.parent / "kernelbench" / "level1" / f"{problem}.py"
+    kdir = tmp_path / "kernels"
+    w = Worker(tmp_path / "worker.stderr")
+    try:
+        w.ok("hello", backend="cuda", device_index=0, cache_dir=str(tmp_path / "cache"))
+        w.ok("load_problem", problem={"kind": "kernelbench", "path": str(path),
+                                      "variant": "small", "mode": "compiled",
+                                      "kernels_dir": str(kdir)})
+        inv = w.ok("inventory", dir=str(kdir), timeout=600)
+        offered = [k for k in inv["kernels"] if k.get("templates")]
+        assert len(offered) == 1, [(k["name"], k["aten_ops"]) for k in inv["kernels"]]
+        k = offered[0]
+        t = k["templates"][0]
+        assert t["template"] == "row-softmax" and t["file"].startswith("templates/"), t
+        tpl = tmp_path / t["file"]
+        r = w.ok("compile", slot="candidate", source_path=str(tpl), timeout=300)
+        assert r["compiled"], r
+        assert r["overrides"] == [k["name"]], r
+        assert [x["ok"] for x in r["kernel_check"]] == [True], r["kernel_check"]
+        c = _check(w)
+        assert c["return_code"] == 0 and all(o["over_tol"] == 0 for o in c["outputs"]), c
+        b = w.ok("compile", slot="baseline", source_path=str(path),
+                 defines={"KGATE_BASELINE": "candidate"})
+        assert b["compiled"], b
+        tm = w.ok("time", slots=["candidate", "baseline"], min_time_s=0.05, max_time_s=2.0,
+                  min_samples=10, warmup_s=0.02, target_rse=0.05)
+        assert tm["return_code"] == 0 and all(tm["samples_us"].values()), tm
+    finally:
+        w.kill()
+        w.close()

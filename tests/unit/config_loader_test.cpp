@@ -288,6 +288,29 @@ TEST(ConfigLoader, SuiteRulesOnAgentsAndFailOn) {
   fs::remove_all(fs::path(dir).parent_path());
 }
 
+TEST(ConfigLoader, TemplateAgentKind) {
+  std::string dir = ::testing::TempDir() + "kgate_suite_tpl_" + std::to_string(getpid()) + "/suites";
+  fs::create_directories(dir);
+  std::string f = dir + "/s.yaml";
+  std::ofstream(f) << "version: 1\nid: s\nlevels: [x]\ngpus: [g]\nagent: {kind: template, seed: 3}\n";
+  Diagnostics d;
+  std::optional<Suite> s = parse_suite_file(f, d);
+  EXPECT_TRUE(lines_for(d, f).empty()) << lines_for(d, f).front();
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->agent.kind, "template");
+  EXPECT_EQ(s->agent.seed, 3u);
+  std::ofstream(f, std::ios::trunc) << "version: 1\nid: s\nlevels: [x]\ngpus: [g]\nagent: {kind: templates}\n";
+  Diagnostics d2;
+  parse_suite_file(f, d2);
+  auto lines = lines_for(d2, f);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find(":5:15: error: 'agent.kind' must be one of tuner, template, command, http, reference, "
+                          "got 'templates' (did you mean 'template'?)"),
+            std::string::npos)
+      << lines[0];
+  fs::remove_all(fs::path(dir).parent_path());
+}
+
 // Whatever the bytes, the loaders report and return; they never throw.
 // A level file written into a scratch directory (levels resolve paths near themselves).
 std::string write_level(const std::string& name, const std::string& text) {

@@ -647,6 +647,10 @@ struct FakeCompiled : CandidateEvaluator {
   std::string ws, problem_path;
   std::vector<std::string>* log;
   bool swaps_nothing = false;  // a worker that loads the problem without its kernel directory
+  // Kernels with a template (a file under templates/NAME/row-x.py, tunable LAUNCH_XBLOCK,
+  // default 512) whose cost is base * template_factor + the block's distance.
+  std::set<std::string> templated;
+  double template_factor = 0.5;
   FakeCompiled(std::vector<K> ks, std::string w, std::string pp, std::vector<std::string>* l)
       : kernels(std::move(ks)), ws(std::move(w)), problem_path(std::move(pp)), log(l) {}
 
@@ -659,6 +663,14 @@ struct FakeCompiled : CandidateEvaluator {
           << "# kgate:kernel " << k.name << "\n# kgate:tune LAUNCH_XBLOCK=[64,128,256,512,1024,2048]\n"
           << "# kgate:tune-local\nLAUNCH_XBLOCK = 1024\n\n@triton.jit\ndef " << k.name << "(x): pass\n";
       inv["kernels"].push_back({{"name", k.name}, {"amdahl_bound", k.bound}, {"device_us", 10.0}, {"share", k.share}});
+      if (templated.count(k.name)) {
+        const std::string rel = "templates/" + k.name + "/row-x.py";
+        fs::create_directories(fs::path(dir).parent_path() / "templates" / k.name);
+        std::ofstream(fs::path(dir).parent_path() / rel)
+            << "# kgate:kernel " << k.name << "\n# kgate:tune LAUNCH_XBLOCK=[64,128,256,512,1024,2048]\n"
+            << "# kgate:tune-local\nKGATE_TEMPLATE = \"row-x\"\nLAUNCH_XBLOCK = 512\n";
+        inv["kernels"].back()["templates"] = json::array({{{"template", "row-x"}, {"why", "rows"}, {"file", rel}}});
+      }
     }
     return inv;
   }
@@ -669,9 +681,11 @@ struct FakeCompiled : CandidateEvaluator {
     return src.substr(at + 15, src.find('\n', at) - at - 15);
   }
   double kernel_cost(const K& k, const std::string& path, const Point& d) const {
-    Point p = parse_tune_space(slurp(path), path).default_point();
+    const std::string src = slurp(path);
+    Point p = parse_tune_space(src, path).default_point();
     for (const auto& [n, v] : d) p[n] = v;
-    return k.base + std::abs(std::log2(std::stod(p.at("LAUNCH_XBLOCK")) / k.best_block));
+    const double base = src.find("KGATE_TEMPLATE") != std::string::npos ? k.base * template_factor : k.base;
+    return base + std::abs(std::log2(std::stod(p.at("LAUNCH_XBLOCK")) / k.best_block));
   }
   // The model's time with `path` (a kernel file, or the problem file: no file of its own).
   double model(const std::string& path, const Point& d) const {
@@ -733,6 +747,8 @@ struct FakeCompiled : CandidateEvaluator {
 struct CompiledRun : SearchSuiteRun {
   std::vector<FakeCompiled::K> kernels;
   bool swaps_nothing = false;
+  std::set<std::string> templated;
+  double template_factor = 0.5;
   RunSummary run_compiled(bool resume = false, std::optional<int> max = {}) {
     std::ofstream(dir / "p.py") << "class Model: pass\n";
     RunItem it;
@@ -749,12 +765,29 @@ struct CompiledRun : SearchSuiteRun {
     SuiteRun r(options(resume, max), {it}, [this, pp](const RunItem&, const std::string& ws, uint64_t) {
       auto f = std::make_unique<FakeCompiled>(kernels, ws, pp, &evaluated);
       f->swaps_nothing = swaps_nothing;
+      f->templated = templated;
+      f->template_factor = template_factor;
       return f;
     });
     return r.run();
   }
   report::ProblemResult result() {
     return json::parse(slurp(out / "results" / report::record_file_name("kb", "p"))).get<report::ProblemResult>();
+  }
+  // Makes the finished run resumable again: no result record, no problem_done/run_done.
+  void reopen_for_resume() {
+    fs::remove(out / "results" / report::record_file_name("kb", "p"));
+    std::string j = slurp(out / "journal.jsonl"), kept;
+    std::stringstream in(j);
+    for (std::string l; std::getline(in, l);)
+      if (l.find("\"problem_done\"") == std::string::npos && l.find("\"run_done\"") == std::string::npos) kept += l + "\n";
+    std::ofstream(out / "journal.jsonl", std::ios::trunc) << kept;
+  }
+  static void expect_no_point_measured_twice(const std::vector<json>& ex) {
+    std::set<std::string> points;
+    for (size_t i = 1; i < ex.size(); ++i)
+      EXPECT_TRUE(points.insert(ex[i]["kernel"].get<std::string>() + " " + ex[i]["point"].dump()).second)
+          << "measured twice: " << ex[i]["kernel"] << " " << ex[i]["point"];
   }
 };
 
@@ -874,23 +907,78 @@ TEST_F(CompiledRun, ResumeGoesOnWithTheSameKernel) {
   ASSERT_EQ(first.size(), 4u);
   EXPECT_EQ(first[3]["kernel"], "triton_red_b");
   // the same run, resumed with the budget back: nothing repeated, b finished, a searched
-  fs::remove(out / "results" / report::record_file_name("kb", "p"));
-  // drop the problem_done event so the resume searches on
-  std::string j = slurp(out / "journal.jsonl"), kept;
-  std::stringstream in(j);
-  for (std::string l; std::getline(in, l);)
-    if (l.find("\"problem_done\"") == std::string::npos && l.find("\"run_done\"") == std::string::npos) kept += l + "\n";
-  std::ofstream(out / "journal.jsonl", std::ios::trunc) << kept;
+  reopen_for_resume();
   run_compiled(true, 12);
   auto ex = experiments("p");
   ASSERT_GT(ex.size(), first.size());
-  std::set<std::string> points;
-  for (size_t i = 1; i < ex.size(); ++i)
-    EXPECT_TRUE(points.insert(ex[i]["kernel"].get<std::string>() + " " + ex[i]["point"].dump()).second)
-        << "measured twice: " << ex[i]["kernel"] << " " << ex[i]["point"];
+  expect_no_point_measured_twice(ex);
   EXPECT_EQ(ex[4]["kernel"], "triton_red_b");
   EXPECT_EQ(ex.back()["kernel"], "triton_poi_a");
   EXPECT_EQ(result().kernels_kept, 2);
+}
+
+// The template agent: the kernel's template first (a whole-file experiment), then the
+// tuner over the template's own space once it is kept; resumed, it draws the same points.
+TEST_F(CompiledRun, TemplateAgentTriesTheTemplateThenTunesIt) {
+  suite.agent.kind = "template";
+  suite.budget.max_consecutive_reverts = 2;
+  kernels = {{"triton_red_b", 20, 64, 1.5}, {"triton_poi_a", 10, 256, 1.2}};
+  templated = {"triton_red_b"};
+  RunSummary s = run_compiled(false, 4);
+  EXPECT_EQ(s.code, ExitCode::kPass);
+  auto first = experiments("p");
+  ASSERT_EQ(first.size(), 5u);
+  EXPECT_EQ(first[1]["kernel"], "triton_red_b");
+  EXPECT_EQ(first[1]["description"], "triton_red_b: template row-x: rows");
+  EXPECT_EQ(first[1]["verdict"], "keep");
+  EXPECT_EQ(first[1]["point"], json({{"@template", "row-x"}}));
+  for (size_t i = 2; i < first.size(); ++i)
+    EXPECT_EQ(first[i]["description"].get<std::string>().rfind("triton_red_b: row-x tune LAUNCH_XBLOCK ", 0), 0u)
+        << first[i]["description"];
+  fs::path ws = out / "workspaces" / "p";
+  EXPECT_NE(slurp(ws / "kernels" / "triton_red_b.py").find("KGATE_TEMPLATE"), std::string::npos);
+  // no -D for a template experiment: the worker gets the file alone
+  for (const auto& e : evaluated) EXPECT_EQ(e.find("@template"), std::string::npos) << e;
+
+  // resumed with a larger budget: the tuner goes on from the template, nothing measured twice
+  reopen_for_resume();
+  run_compiled(true, 14);
+  auto ex = experiments("p");
+  ASSERT_GT(ex.size(), first.size());
+  expect_no_point_measured_twice(ex);
+  EXPECT_NE(slurp(ws / "kernels" / "triton_red_b.py").find("LAUNCH_XBLOCK = 64"), std::string::npos);
+  // a has no template: the tuner over Inductor's file, as with agent kind tuner
+  bool a_tuned = false;
+  for (const auto& e : ex)
+    if (e["kernel"] == "triton_poi_a" && e["n"].get<int>() > 0) {
+      a_tuned = true;
+      EXPECT_EQ(e["description"].get<std::string>().rfind("triton_poi_a: tune", 0), 0u) << e["description"];
+    }
+  EXPECT_TRUE(a_tuned);
+  report::ProblemResult r = result();
+  EXPECT_EQ(r.outcome, report::Outcome::kImproved) << r.reason;
+  EXPECT_EQ(r.kernels_kept, 2);
+}
+
+// A template slower than Inductor's kernel is reverted, and the tuner then walks Inductor's
+// own launch-config space for that kernel.
+TEST_F(CompiledRun, ASlowerTemplateFallsThroughToTheTuner) {
+  suite.agent.kind = "template";
+  suite.budget.max_consecutive_reverts = 4;
+  kernels = {{"triton_red_b", 20, 64, 1.5}};
+  templated = {"triton_red_b"};
+  template_factor = 2.0;
+  run_compiled();
+  auto ex = experiments("p");
+  ASSERT_GE(ex.size(), 3u);
+  EXPECT_EQ(ex[1]["description"], "triton_red_b: template row-x: rows");
+  EXPECT_EQ(ex[1]["verdict"], "revert");
+  EXPECT_EQ(ex[2]["description"].get<std::string>().rfind("triton_red_b: tune LAUNCH_XBLOCK 1024->", 0), 0u)
+      << ex[2]["description"];
+  fs::path ws = out / "workspaces" / "p";
+  EXPECT_EQ(slurp(ws / "kernels" / "triton_red_b.py").find("KGATE_TEMPLATE"), std::string::npos);
+  EXPECT_NE(slurp(ws / "kernels" / "triton_red_b.py").find("LAUNCH_XBLOCK = 64"), std::string::npos);
+  EXPECT_EQ(result().outcome, report::Outcome::kImproved);
 }
 
 TEST(TaskMarkdown, CompiledModeExplainsTheKernelContract) {

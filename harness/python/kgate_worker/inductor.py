@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import lint, source
+from . import lint, source, templates
 
 INVENTORY_VERSION = 1
 COMPILE_MODES = {"default": None,
@@ -397,16 +397,14 @@ def _time_line(entry: dict) -> str:
     return text
 
 
-def kernel_file_text(entry: dict, kernel_source: str) -> str:
-    """The kernel file `inventory` writes for one Triton kernel: a header (kgate:kernel,
-    kgate:tune, the call-site contract), the LAUNCH_* defaults, then Inductor's source."""
+def kernel_header(entry: dict, tune_text: str) -> str:
+    """A kernel file's leading comment block: kgate:kernel, the tune lines, the call-site
+    contract (Inductor's kernel files and kgate's template files alike)."""
     name = entry["name"]
     args = entry.get("args", [])
-    numels = {a["name"]: a.get("value") for a in args if a["role"] == "scalar"}
     lines = [f"# kgate:kernel {name}"]
-    tl = tune_line(entry.get("launch", {}), numels, entry.get("seed_launch"))
-    if tl:
-        lines.append(tl)
+    if tune_text:
+        lines.append(tune_text)
     lines += ["#",
               "# Call-site contract: a replacement must accept exactly these arguments and "
               "honour these",
@@ -418,6 +416,16 @@ def kernel_file_text(entry: dict, kernel_source: str) -> str:
         lines.append(f"#   fuses: {', '.join(entry['aten_ops'])}")
     lines.append(_time_line(entry))
     lines.append("#")
+    return "\n".join(lines) + "\n"
+
+
+def kernel_file_text(entry: dict, kernel_source: str) -> str:
+    """The kernel file `inventory` writes for one Triton kernel: the header, the LAUNCH_*
+    defaults, then Inductor's source."""
+    numels = {a["name"]: a.get("value") for a in entry.get("args", []) if a["role"] == "scalar"}
+    head = kernel_header(entry, tune_line(entry.get("launch", {}), numels,
+                                          entry.get("seed_launch")))
+    lines = []
     glob = launch_globals(entry.get("launch", {}))
     if glob:
         lines += ["# Launch config: Inductor's choice when this file was written. The kernel "
@@ -425,7 +433,8 @@ def kernel_file_text(entry: dict, kernel_source: str) -> str:
                   "# these values; edit them (or the kernel below) to try another."]
         lines += [f"{g} = {v!r}" for g, v in glob]
     body = kernel_source.lstrip("\n")
-    return "\n".join(lines) + "\n\n" + body + ("" if body.endswith("\n") else "\n")
+    return (head + "".join(line + "\n" for line in lines) + "\n" + body +
+            ("" if body.endswith("\n") else "\n"))
 
 
 def parse_kernel_header(text: str, path: str) -> str | None:
@@ -876,6 +885,7 @@ def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
             e["file"] = f"{e['name']}.py"
             with open(os.path.join(out_dir, e["file"]), "w", encoding="utf-8") as f:
                 f.write(kernel_file_text(e, ref.kernels[e["name"]].source))
+        write_template_offers(entries, out_dir, _device_limits(device))
     tri = sum(e["share"] for e in entries)
     ext = sum(x["share"] for x in externs)
     return {"inventory_version": INVENTORY_VERSION,
@@ -886,6 +896,37 @@ def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
             "triton_share": round(float(tri), 6), "extern_share": round(float(ext), 6),
             "no_triton_reason": ref.no_triton_reason(),
             "seed_mode": seed_mode if seeds is not None else ""}
+
+
+def _device_limits(device: str) -> dict:
+    """What the templates size themselves by: SM count and L2 bytes (0 when unknown)."""
+    torch = _torch()
+    if device != "cuda" or not torch.cuda.is_available():
+        return {"num_sms": 0, "l2_bytes": 0}
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return {"num_sms": int(props.multi_processor_count),
+            "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0)}
+
+
+TEMPLATES_DIR = "templates"
+
+
+def write_template_offers(entries: list, kernels_dir: str, device: dict) -> None:
+    """Every template that matches a kernel, instantiated as a kernel file under
+    KERNELS_DIR/../templates/NAME/TEMPLATE.py; each entry lists its offers as
+    `templates: [{template, why, file}]` (file relative to KERNELS_DIR/..)."""
+    root = os.path.dirname(os.path.abspath(kernels_dir))
+    for e in entries:
+        found = templates.offers(e, device, kernel_header)
+        if not found:
+            continue
+        e["templates"] = []
+        for o in found:
+            rel = os.path.join(TEMPLATES_DIR, e["name"], o["template"] + ".py")
+            os.makedirs(os.path.join(root, os.path.dirname(rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
+                f.write(o["text"])
+            e["templates"].append({"template": o["template"], "why": o["why"], "file": rel})
 
 
 # ==== torch: compiling a candidate's kernel files =========================================
@@ -1003,6 +1044,8 @@ def load_override(ov: Override, original_source: str) -> None:
     launch signature checked against the call site's, then precompiled."""
     PyCodeCache = _private("PyCodeCache.load", lambda: __import__(
         "torch._inductor.codecache", fromlist=["PyCodeCache"]).PyCodeCache)
+    if template_name(ov.tree) is not None:
+        return _load_template(ov, original_source, PyCodeCache)
     fn = jit_function(ov.tree)
     if fn is None:
         raise CompileFailure(f"{ov.path}:1: no @triton.jit function")
@@ -1019,13 +1062,7 @@ def load_override(ov: Override, original_source: str) -> None:
     why = oversized_launch(kwargs, warps, launch_config(ast.parse(original_source)))
     if why:
         raise CompileFailure(f"{ov.path}: {why}")
-    try:
-        mod = PyCodeCache.load(ov.text)
-    except (Exception, SystemExit) as e:
-        raise CompileFailure(source.located_exception(e, ov.path) + "\n" +
-                             source.format_traceback(e)) from None
-    mod.__kgate_kernel__ = True
-    ov.cache_path = getattr(mod, "__file__", "") or ""
+    mod = _load_module(ov, PyCodeCache)
     k = getattr(mod, fn.name, None)
     if k is None or not hasattr(k, "run"):
         raise CompileFailure(f"{ov.path}:{fn.lineno}: {fn.name} is not a kernel Inductor can "
@@ -1038,6 +1075,54 @@ def load_override(ov: Override, original_source: str) -> None:
         raise CompileFailure(f"{ov.path}: the kernel does not compile: "
                              f"{source.exception_message(e)}\n{source.format_traceback(e)}") \
             from None
+    ov.autotuner = k
+
+
+def _load_module(ov: Override, PyCodeCache):
+    """The kernel file's text as a module (PyCodeCache.load: Triton's JIT needs a real
+    file), marked as a kernel module so wrapper scans skip it."""
+    try:
+        mod = PyCodeCache.load(ov.text)
+    except (Exception, SystemExit) as e:
+        raise CompileFailure(source.located_exception(e, ov.path) + "\n" +
+                             source.format_traceback(e)) from None
+    mod.__kgate_kernel__ = True
+    ov.cache_path = getattr(mod, "__file__", "") or ""
+    return mod
+
+
+def template_name(tree: ast.Module) -> str | None:
+    """The file's top-level `KGATE_TEMPLATE = "NAME"` (a kgate template file), else None."""
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == templates.TEMPLATE_KEY
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            return node.value.value
+    return None
+
+
+def _load_template(ov: Override, original_source: str, PyCodeCache) -> None:
+    """A template file: its global NAME is a launcher whose `run` takes the call site's
+    arguments in order (its own Triton kernels compile on the first launch)."""
+    import inspect
+    orig_fn = jit_function(ast.parse(original_source))
+    want = launch_params(orig_fn) if orig_fn is not None else []
+    mod = _load_module(ov, PyCodeCache)
+    k = getattr(mod, ov.name, None)
+    run = getattr(k, "run", None)
+    if not callable(run):
+        raise CompileFailure(f"{ov.path}:1: template {template_name(ov.tree)}: the module "
+                             f"defines no {ov.name} with a run(...) method")
+    try:
+        params = inspect.signature(run).parameters.values()
+    except (TypeError, ValueError) as e:
+        raise CompileFailure(f"{ov.path}: {ov.name}.run has no signature: {e}") from None
+    got = [q.name for q in params
+           if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+    if got != want:
+        raise CompileFailure(f"{ov.path}: launch signature ({', '.join(got)}) differs from "
+                             f"the call site's ({', '.join(want)})")
     ov.autotuner = k
 
 

@@ -1,0 +1,410 @@
+"""kgate's own Triton kernels ("templates") for kernels Inductor generated.
+
+Config search alone leaves torch.compile's memory-bound kernels where their algorithm puts
+them: Inductor's online softmax reads every row twice from memory. A template is another
+algorithm behind the same call-site contract. `offers(entry)` matches one inventory entry
+(the kernel's fused ATen ops, its arguments' roles, shapes, strides and dtypes) against the
+templates and instantiates each match as a complete kernel file: the `# kgate:kernel NAME`
+header and call-site contract of the Inductor kernel it replaces, its own `# kgate:tune`
+space, and a module whose global NAME is a launcher with the call site's `run(...)`
+signature. The file is self-contained (an agent or a person can read and edit it); the
+worker loads it like any kernel file and the model-level gates decide, as for any edit.
+
+Standard library only: matching and instantiation run (and are tested) without torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from string import Template
+from typing import Callable
+
+TEMPLATE_KEY = "KGATE_TEMPLATE"  # top-level literal naming the template of a kernel file
+_FLOAT_DTYPES = {"f32": 4, "f16": 2, "bf16": 2}
+
+
+@dataclass
+class Match:
+    template: str
+    why: str
+    params: dict
+
+
+def _contiguous_strides(shape: list) -> list:
+    out, acc = [], 1
+    for s in reversed(shape):
+        out.append(acc)
+        acc *= max(1, int(s))
+    return list(reversed(out))
+
+
+def _next_pow2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+# ==== row softmax / log-softmax =============================================================
+
+_SOFTMAX_OPS = {"prims.prepare_softmax_online", "aten.sub", "aten.exp", "aten.amax",
+                "aten.sum", "aten.div", "aten.log", "aten._softmax", "aten._log_softmax"}
+
+
+def _row_contract(entry: dict) -> tuple[dict | None, str]:
+    """(the one input, the one output, rows, cols) of a row-wise kernel over the last,
+    contiguous dimension, or (None, why not)."""
+    args = entry.get("args", [])
+    ins = [a for a in args if a.get("role") == "in"]
+    outs = [a for a in args if a.get("role") == "out"]
+    others = [a for a in args if a.get("role") not in ("in", "out", "scalar")]
+    if len(ins) != 1 or len(outs) != 1 or others:
+        return None, "not one input and one output tensor"
+    x, y = ins[0], outs[0]
+    if x.get("dtype") != y.get("dtype") or x.get("dtype") not in _FLOAT_DTYPES:
+        return None, "input and output are not the same floating-point dtype"
+    shape = list(x.get("shape", []))
+    if not shape or list(y.get("shape", [])) != shape:
+        return None, "input and output shapes differ"
+    for a in (x, y):
+        if list(a.get("stride", [])) != _contiguous_strides(shape):
+            return None, f"{a['name']} is not contiguous"
+    cols = int(shape[-1])
+    rows = math.prod(int(s) for s in shape[:-1]) if len(shape) > 1 else 1
+    scalars = {a["name"]: a.get("value") for a in args if a.get("role") == "scalar"}
+    rnumel = scalars.get("r0_numel", scalars.get("rnumel"))
+    if scalars.get("xnumel") != rows or rnumel != cols:
+        return None, "the kernel does not reduce over the last dimension row by row"
+    return {"x": x["name"], "y": y["name"], "rows": rows, "cols": cols,
+            "dtype": x["dtype"]}, ""
+
+
+def _match_row_softmax(entry: dict) -> Match | None:
+    if entry.get("category") not in ("reduction", "persistent_reduction"):
+        return None
+    ops = set(entry.get("aten_ops") or [])
+    log = "aten._log_softmax" in ops
+    if log == ("aten._softmax" in ops) or not ops <= _SOFTMAX_OPS:
+        return None  # neither or both, or more than a softmax fused in
+    c, _ = _row_contract(entry)
+    if c is None:
+        return None
+    what = "log-softmax" if log else "softmax"
+    return Match("row-softmax", f"{what} over {c['rows']} contiguous rows of {c['cols']} "
+                 f"{c['dtype']}", dict(c, log=log))
+
+
+# Rows up to this many elements are one program's (SPLIT 1); longer ones are split.
+ROW_IN_ONE_PROGRAM = 16384
+
+
+def default_config(cols: int) -> dict:
+    """The template's first point: a program per row holding it in registers when it is
+    short enough, else the row split into BLOCK-sized chunks kept in registers between
+    the passes (SPLIT 0), two programs per SM to hide the exchange."""
+    if cols <= ROW_IN_ONE_PROGRAM:
+        block = max(128, _next_pow2(cols))
+        return {"SPLIT": 1, "XBLOCK": 1, "BLOCK": block,
+                "NUM_WARPS": max(4, min(16, block // 512)), "OCCUPANCY": 1}
+    return {"SPLIT": 0, "XBLOCK": 1, "BLOCK": 8192, "NUM_WARPS": 8, "OCCUPANCY": 4}
+
+
+_ROW_SOFTMAX = Template('''\
+# kgate's row-softmax template, XBLOCK rows at a time. SPLIT 1: the rows' own program,
+# the rows held in registers when they fit one BLOCK (one read), else an online max and
+# sum then the write. SPLIT > 1:
+# each row split across SPLIT co-resident programs (SPLIT 0: as many as make each chunk
+# one BLOCK); a program reads its chunk once for an online max and sum, the programs of
+# a row exchange their partial (max, sum) through a small scratch buffer and a
+# self-resetting arrival counter, and each writes its chunk, still in registers when it
+# is one BLOCK (else read again, from L2 while it is there): one read of the input from
+# memory instead of Inductor's two. Then the grid never exceeds what the GPU holds at
+# once (SMs times OCCUPANCY, capped by the compiled kernel's registers and shared
+# memory), so the programs of a row always meet.
+SPLIT = $split
+XBLOCK = $xblock
+BLOCK = $block
+NUM_WARPS = $warps
+OCCUPANCY = $occ
+$template_key = "row-softmax"
+
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+ROWS = $rows
+COLS = $cols
+LOG = $log
+# exp and log from libdevice, as Inductor's kernels (False: the hardware approximations).
+PRECISE = True
+# Bounded wait for the other programs of a row (a GPU shared with another process can
+# hold them back); past it the row is written from the partials it has, which the gates
+# reject, rather than hanging the model.
+SPIN_LIMIT = 1 << 24
+
+
+@triton.jit
+def _exp(v, PRECISE: tl.constexpr):
+    if PRECISE:
+        return libdevice.exp(v)
+    return tl.exp(v)
+
+
+@triton.jit
+def _log(v, PRECISE: tl.constexpr):
+    if PRECISE:
+        return libdevice.log(v)
+    return tl.log(v)
+
+
+@triton.jit
+def _online(m, s, x, PRECISE: tl.constexpr):
+    """One step of the online (max, sum of exp) over a tile; -inf lanes stay empty."""
+    m_new = tl.maximum(m, x)
+    alive = m_new != float("-inf")
+    s = tl.where(alive, s * _exp(m - m_new, PRECISE) + _exp(x - m_new, PRECISE), 0.0)
+    return m_new, s
+
+
+@triton.jit
+def _merge(m, s, PRECISE: tl.constexpr):
+    """Per row of [rows, n] partial (max, sum of exp) pairs: (max, sum relative to it)."""
+    top = tl.max(m, 1)
+    return top, tl.sum(tl.where(m == float("-inf"), 0.0, s * _exp(m - top[:, None], PRECISE)), 1)
+
+
+@triton.jit
+def _finish(x, row_max, row_sum, LOG: tl.constexpr, PRECISE: tl.constexpr):
+    if LOG:
+        return x - row_max[:, None] - _log(row_sum, PRECISE)[:, None]
+    return _exp(x - row_max[:, None], PRECISE) / row_sum[:, None]
+
+
+@triton.jit
+def _chunk_stats(x_ptr, base, rmask, col0, cols, CHUNK: tl.constexpr, XBLOCK: tl.constexpr,
+                 BLOCK: tl.constexpr, PRECISE: tl.constexpr):
+    offs = tl.arange(0, BLOCK)[None, :]
+    m = tl.full([XBLOCK, BLOCK], float("-inf"), tl.float32)
+    s = tl.zeros([XBLOCK, BLOCK], tl.float32)
+    for c in range(0, CHUNK, BLOCK):
+        cols_ = col0 + c + offs
+        keep = rmask & (c + offs < CHUNK) & (cols_ < cols)
+        x = tl.load(x_ptr + base + cols_, mask=keep, other=float("-inf"),
+                    eviction_policy="evict_last").to(tl.float32)
+        m, s = _online(m, s, x, PRECISE)
+    return _merge(m, s, PRECISE)
+
+
+@triton.jit
+def _chunk_write(x_ptr, y_ptr, base, rmask, col0, cols, row_max, row_sum,
+                 CHUNK: tl.constexpr, BLOCK: tl.constexpr, LOG: tl.constexpr,
+                 PRECISE: tl.constexpr):
+    offs = tl.arange(0, BLOCK)[None, :]
+    for c in range(0, CHUNK, BLOCK):
+        cols_ = col0 + c + offs
+        keep = rmask & (c + offs < CHUNK) & (cols_ < cols)
+        x = tl.load(x_ptr + base + cols_, mask=keep, other=0.0,
+                    eviction_policy="evict_first").to(tl.float32)
+        y = _finish(x, row_max, row_sum, LOG, PRECISE)
+        tl.store(y_ptr + base + cols_, y.to(y_ptr.dtype.element_ty), mask=keep)
+
+
+@triton.jit
+def _kgate_row_softmax(x_ptr, y_ptr, part_ptr, cnt_ptr, stat_ptr, rows, cols,
+                       SPLIT: tl.constexpr, SPLIT_P2: tl.constexpr, CHUNK: tl.constexpr,
+                       XBLOCK: tl.constexpr, BLOCK: tl.constexpr, LOG: tl.constexpr,
+                       SPIN_LIMIT: tl.constexpr, PRECISE: tl.constexpr):
+    """XBLOCK rows at a time; each row's columns split across SPLIT programs."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)[None, :]
+    xs = tl.arange(0, XBLOCK)
+    steps = tl.cdiv(rows, XBLOCK)
+    if SPLIT == 1:
+        # The rows' own program holds every column: no exchange, any grid works.
+        for step in range(pid, steps, tl.num_programs(0)):
+            r = step * XBLOCK + xs
+            rmask = (r < rows)[:, None]
+            base = tl.cast(r, tl.int64)[:, None] * cols
+            if CHUNK == BLOCK:  # the rows in registers: one read
+                keep = rmask & (offs < cols)
+                x = tl.load(x_ptr + base + offs, mask=keep, other=float("-inf")).to(tl.float32)
+                row_max, row_sum = _merge(x, tl.where(x == float("-inf"), 0.0, 1.0), PRECISE)
+                y = _finish(x, row_max, row_sum, LOG, PRECISE)
+                tl.store(y_ptr + base + offs, y.to(y_ptr.dtype.element_ty), mask=keep)
+            else:
+                row_max, row_sum = _chunk_stats(x_ptr, base, rmask, 0, cols, CHUNK, XBLOCK,
+                                                BLOCK, PRECISE)
+                _chunk_write(x_ptr, y_ptr, base, rmask, 0, cols, row_max, row_sum, CHUNK,
+                             BLOCK, LOG, PRECISE)
+    else:
+        # SPLIT programs share XBLOCK rows, one chunk of columns each: each publishes its
+        # partial (max, sum), waits for the others of its step, merges them and writes.
+        lane = pid % SPLIT
+        group = pid // SPLIT
+        groups = tl.num_programs(0) // SPLIT
+        col0 = lane * CHUNK
+        lanes = tl.arange(0, SPLIT_P2)[None, :]
+        for step in range(group, steps, groups):
+            r = step * XBLOCK + xs
+            rmask = (r < rows)[:, None]
+            base = tl.cast(r, tl.int64)[:, None] * cols
+            if CHUNK == BLOCK:
+                keep = rmask & ((col0 + offs) < cols)
+                x = tl.load(x_ptr + base + col0 + offs, mask=keep,
+                            other=float("-inf")).to(tl.float32)
+                pmax, psum = _merge(x, tl.where(x == float("-inf"), 0.0, 1.0), PRECISE)
+            else:
+                pmax, psum = _chunk_stats(x_ptr, base, rmask, col0, cols, CHUNK, XBLOCK,
+                                          BLOCK, PRECISE)
+            part = part_ptr + (tl.cast(r, tl.int64) * SPLIT + lane) * 2
+            tl.store(part, pmax, mask=r < rows)
+            tl.store(part + 1, psum, mask=r < rows)
+            tl.debug_barrier()
+            tl.atomic_add(cnt_ptr + step, 1, sem="release")
+            # Wait with plain loads from L2 (an atomic per poll would queue up at the
+            # counter's L2 slice behind every other waiting program), then one acquire.
+            spins = 0
+            while (tl.load(cnt_ptr + step, volatile=True) < SPLIT) & (spins < SPIN_LIMIT):
+                spins += 1
+            if spins >= SPIN_LIMIT:
+                tl.atomic_max(stat_ptr, spins)  # the launcher reports a wait that ran out
+            tl.atomic_add(cnt_ptr + step, 0, sem="acquire")
+            tl.debug_barrier()
+            part = part_ptr + tl.cast(r, tl.int64)[:, None] * SPLIT * 2 + lanes * 2
+            pm = rmask & (lanes < SPLIT)
+            row_max, row_sum = _merge(
+                tl.load(part, mask=pm, other=float("-inf"), cache_modifier=".cg"),
+                tl.load(part + 1, mask=pm, other=0.0, cache_modifier=".cg"), PRECISE)
+            # The last of the step's programs to leave resets its counter for the next call.
+            left = tl.atomic_add(cnt_ptr + step, 1, sem="relaxed")
+            if left == 2 * SPLIT - 1:
+                tl.atomic_xchg(cnt_ptr + step, 0, sem="relaxed")
+            if CHUNK == BLOCK:
+                y = _finish(x, row_max, row_sum, LOG, PRECISE)
+                tl.store(y_ptr + base + col0 + offs, y.to(y_ptr.dtype.element_ty), mask=keep)
+            else:
+                _chunk_write(x_ptr, y_ptr, base, rmask, col0, cols, row_max, row_sum, CHUNK,
+                             BLOCK, LOG, PRECISE)
+
+
+def _resident_programs(kernel, device, warps: int) -> int:
+    """Programs of `kernel` one SM holds at once (registers, shared memory, threads)."""
+    props = torch.cuda.get_device_properties(device)
+    threads = 32 * warps
+    regs = max(1, int(getattr(kernel, "n_regs", 0) or 0))
+    per_warp = -(-regs * 32 // 256) * 256  # registers are allocated per warp in 256s
+    by_regs = int(getattr(props, "regs_per_multiprocessor", 65536)) // (per_warp * warps)
+    smem = int(getattr(getattr(kernel, "metadata", None), "shared", 0) or 0)
+    sm_smem = int(getattr(props, "shared_memory_per_multiprocessor", 0) or 0)
+    by_smem = sm_smem // smem if smem and sm_smem else 32
+    by_threads = int(getattr(props, "max_threads_per_multi_processor", 2048)) // threads
+    return max(1, min(by_regs, by_smem, by_threads, 32))
+
+
+class _Launcher:
+    """The call site's `$name.run(...)`: the same arguments, in the same order."""
+
+    def __init__(self):
+        self.state = {}
+
+    def run(self, $x, $y, xnumel, r0_numel, *, stream=None):
+        dev = $x.device
+        st = self.state.get(dev)
+        if st is None:
+            st = self.state[dev] = self._setup($x, $y)
+        self._launch($x, $y, *st)
+
+    def _setup(self, x, y) -> tuple:
+        """Scratch, counters and the grid, sized by the kernel that will run: a split
+        row's grid only as large as the GPU holds of that very kernel at once."""
+        sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+        occ = max(1, int(OCCUPANCY))
+        # NaN in the partials: a read before its program wrote it cannot pass for a number
+        part = torch.full((max(1, ROWS * sms * occ * 2),), float("nan"), device=x.device,
+                          dtype=torch.float32)
+        cnt = torch.zeros((max(1, triton.cdiv(ROWS, XBLOCK)),), device=x.device,
+                          dtype=torch.int32)
+        stat = torch.zeros((1,), device=x.device, dtype=torch.int32)
+        for _ in range(4):
+            split, grid = self._grid(sms, occ)
+            if split == 1:
+                break
+            k = self._launch(x, y, part, cnt, stat, split, grid, warmup=True)
+            if hasattr(k, "_init_handles"):
+                k._init_handles()  # loads the module: registers and shared memory known
+            fit = _resident_programs(k, x.device, NUM_WARPS)
+            if fit >= occ:
+                break
+            occ = fit
+        return part, cnt, stat, split, grid
+
+    @staticmethod
+    def _grid(sms: int, occ: int) -> tuple:
+        """(programs per row, grid). SPLIT 0: as many programs as the row needs for one
+        BLOCK each (the chunk stays in registers between the passes). A split row's grid
+        is a multiple of its programs and never more than `occ` per SM."""
+        slots = max(1, sms * occ)
+        steps = triton.cdiv(ROWS, XBLOCK)
+        split = triton.cdiv(COLS, BLOCK) if int(SPLIT) == 0 else int(SPLIT)
+        split = min(split, slots)
+        if split <= 1:
+            return 1, max(1, steps)  # no exchange: a program per XBLOCK rows
+        return split, max(1, min(slots // split, steps)) * split
+
+    @staticmethod
+    def _launch(x, y, part, cnt, stat, split, grid, warmup=False):
+        chunk = triton.cdiv(triton.cdiv(COLS, split), BLOCK) * BLOCK
+        kw = dict(SPLIT=split, SPLIT_P2=triton.next_power_of_2(split), CHUNK=chunk,
+                  XBLOCK=XBLOCK, BLOCK=BLOCK, LOG=LOG, SPIN_LIMIT=SPIN_LIMIT,
+                  PRECISE=PRECISE, num_warps=NUM_WARPS)
+        if warmup:
+            return _kgate_row_softmax.warmup(x, y, part, cnt, stat, ROWS, COLS,
+                                             grid=(grid,), **kw)
+        return _kgate_row_softmax[(grid,)](x, y, part, cnt, stat, ROWS, COLS, **kw)
+
+
+$name = _Launcher()
+''')
+
+
+def _instantiate_row_softmax(entry: dict, m: Match, device: dict) -> tuple[str, str]:
+    p = m.params
+    d = default_config(p["cols"])
+    cap = max(1024, _next_pow2(p["cols"]))
+    blocks = sorted({b for b in (1024, 2048, 4096, 8192, 16384, 32768) if b <= cap} |
+                    {d["BLOCK"]})
+    tune = (f"# kgate:tune SPLIT=[0,1,8,16,32] XBLOCK=[1,2,4,8] "
+            f"BLOCK=[{','.join(map(str, blocks))}] "
+            f"NUM_WARPS=[{','.join(map(str, sorted({4, 8, 16, 32} | {d['NUM_WARPS']})))}] "
+            "OCCUPANCY=[1,2,4]\n# kgate:tune-local")
+    body = _ROW_SOFTMAX.substitute(
+        split=d["SPLIT"], xblock=d["XBLOCK"], block=d["BLOCK"], warps=d["NUM_WARPS"], occ=d["OCCUPANCY"],
+        template_key=TEMPLATE_KEY, rows=p["rows"], cols=p["cols"], log=bool(p["log"]),
+        x=p["x"], y=p["y"], name=entry["name"])
+    return tune, body
+
+
+# ==== the registry ==========================================================================
+
+@dataclass
+class _Template:
+    name: str
+    match: Callable[[dict], Match | None]
+    instantiate: Callable[[dict, Match, dict], tuple[str, str]]
+
+
+TEMPLATES = [_Template("row-softmax", _match_row_softmax, _instantiate_row_softmax)]
+
+
+def offers(entry: dict, device: dict, header: Callable[[dict, str], str]) -> list[dict]:
+    """[{template, why, text}] for every template that matches the inventory entry.
+    `header(entry, tune_text)` writes the kernel file's header (kgate:kernel, the tune
+    lines, the call-site contract); `device` has num_sms and l2_bytes (0 when unknown)."""
+    out = []
+    for t in TEMPLATES:
+        m = t.match(entry)
+        if m is None:
+            continue
+        tune, body = t.instantiate(entry, m, device)
+        text = (header(entry, tune) + f"# kgate:template {t.name}: {m.why}\n#\n" + body)
+        out.append({"template": t.name, "why": m.why, "text": text})
+    return out

@@ -1,0 +1,201 @@
+"""kgate's Triton templates without a GPU: which Inductor kernels they match (on the real
+23_Softmax capture and on near misses), the kernel file they write (header, contract,
+tune space, lint), loading one through the worker's template path (launch-signature
+check), the inventory's template files, and the kernel itself in Triton's interpreter
+(rows one program handles: the register and the looped paths, softmax and log-softmax,
+odd sizes, f32/f16/bf16) against float64."""
+
+import ast
+import copy
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES
+from kgate_worker import inductor, lint, templates
+
+IND = FIXTURES / "inductor"
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "harness", "python")
+
+
+def softmax_entry(rows=4096, cols=393216, dt="f32", log=False):
+    """The inventory entry of the 23_Softmax capture's kernel (its call site's metadata as
+    the tap records it on the GPU)."""
+    pw = inductor.parse_wrapper((IND / "23_Softmax.cuda-2.11.0.g0.captured.py.txt").read_text())
+    k = pw.kernels[0]
+    ops = list(k.aten_ops)
+    if log:
+        ops = [o.replace("aten._softmax", "aten._log_softmax") for o in ops]
+    t = {"dtype": dt, "shape": [rows, cols], "stride": [cols, 1], "offset": 0}
+    return {"name": k.name, "fn_name": k.fn_name, "category": k.category, "aten_ops": ops,
+            "args": [dict(t, name="in_ptr0", role="in"), dict(t, name="out_ptr2", role="out"),
+                     {"name": "xnumel", "role": "scalar", "value": rows},
+                     {"name": "r0_numel", "role": "scalar", "value": cols}],
+            "launch": {"XBLOCK": 1, "R0_BLOCK": 2048, "num_warps": 16, "num_stages": 1}}, k
+
+
+DEV = {"num_sms": 132, "l2_bytes": 60 << 20}
+
+
+def test_the_official_softmax_kernel_matches():
+    e, _ = softmax_entry()
+    offers = templates.offers(e, DEV, inductor.kernel_header)
+    assert [o["template"] for o in offers] == ["row-softmax"]
+    assert offers[0]["why"] == "softmax over 4096 contiguous rows of 393216 f32"
+    e, _ = softmax_entry(log=True)
+    assert templates.offers(e, DEV, inductor.kernel_header)[0]["why"].startswith("log-softmax")
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda e: e.update(category="pointwise"), "a pointwise kernel"),
+    (lambda e: e["aten_ops"].append("aten.add"), "more than a softmax fused in"),
+    (lambda e: e.update(aten_ops=["aten.sum"]), "no softmax"),
+    (lambda e: e["args"][0].update(stride=[1, 4096]), "a transposed input"),
+    (lambda e: e["args"][1].update(dtype="f16"), "output dtype differs"),
+    (lambda e: e["args"][0].update(dtype="i64"), "not floating point"),
+    (lambda e: e["args"][2].update(value=2048), "xnumel is not the row count"),
+    (lambda e: e["args"].insert(2, dict(e["args"][1], name="out_ptr3")), "two outputs"),
+    (lambda e: e["args"][1].update(role="in_out"), "an in-place argument"),
+])
+def test_near_misses_do_not_match(change, why):
+    e, _ = softmax_entry()
+    e = copy.deepcopy(e)
+    change(e)
+    assert templates.offers(e, DEV, inductor.kernel_header) == [], why
+
+
+def test_the_template_file_is_a_kernel_file():
+    e, _ = softmax_entry()
+    text = templates.offers(e, DEV, inductor.kernel_header)[0]["text"]
+    tree = ast.parse(text)
+    assert inductor.parse_kernel_header(text, "t.py") == e["name"]
+    assert inductor.template_name(tree) == "row-softmax"
+    assert lint.lint(tree, None) == []
+    head = text.split("\n\n")[0]
+    assert "# kgate:tune SPLIT=[0,1,8,16,32]" in head and "# kgate:tune-local" in head
+    assert f"#   {e['name']}.run(in_ptr0, out_ptr2, xnumel, r0_numel, stream=...)" in head
+    assert "#   in_ptr0    in       f32[4096, 393216]  stride [393216, 1]" in head
+    # every tunable has its default line, among the declared values
+    tune = [ln for ln in text.splitlines() if ln.startswith("# kgate:tune ")][0]
+    for part in tune[len("# kgate:tune "):].split():
+        name, vals = part.split("=")
+        default = [ln for ln in text.splitlines() if ln.startswith(name + " = ")]
+        assert len(default) == 1, name
+        assert default[0].split(" = ")[1] in vals.strip("[]").split(","), (name, default)
+    # rows too long for one program are split, rows that fit are not
+    assert "SPLIT = 0\n" in text
+    short = templates.offers(softmax_entry(rows=8192, cols=8192, dt="f16")[0], DEV,
+                             inductor.kernel_header)[0]["text"]
+    assert "SPLIT = 1\n" in short and "BLOCK = 8192\n" in short
+
+
+class _FakeCodeCache:
+    """PyCodeCache.load without Inductor: the text written to a file and imported."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+
+    def load(self, text):
+        path = self.tmp / f"mod{abs(hash(text))}.py"
+        path.write_text(text)
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+
+def test_loading_a_template_checks_the_call_sites_signature(tmp_path):
+    e, k = softmax_entry()
+    text = templates.offers(e, DEV, inductor.kernel_header)[0]["text"]
+    ov = inductor.Override(e["name"], str(tmp_path / "k.py"), text, ast.parse(text))
+    inductor._load_template(ov, k.source, _FakeCodeCache(tmp_path))
+    assert callable(ov.autotuner.run) and ov.cache_path
+    # a launcher whose arguments are not the call site's is refused before any launch
+    bad = text.replace("def run(self, in_ptr0, out_ptr2, xnumel, r0_numel, *, stream=None):",
+                       "def run(self, in_ptr0, xnumel, r0_numel, *, stream=None):")
+    ov = inductor.Override(e["name"], "k.py", bad, ast.parse(bad))
+    with pytest.raises(inductor.CompileFailure, match=r"launch signature \(in_ptr0, xnumel, "
+                       r"r0_numel\) differs from the call site's \(in_ptr0, out_ptr2"):
+        inductor._load_template(ov, k.source, _FakeCodeCache(tmp_path))
+    gone = text.replace(f"{e['name']} = _Launcher()", "launcher = _Launcher()")
+    ov = inductor.Override(e["name"], "k.py", gone, ast.parse(gone))
+    with pytest.raises(inductor.CompileFailure, match="defines no .* with a run"):
+        inductor._load_template(ov, k.source, _FakeCodeCache(tmp_path))
+
+
+def test_inventory_writes_the_offers_beside_the_kernel_files(tmp_path):
+    e, k = softmax_entry()
+    other = {"name": "triton_poi_fused_relu_0", "category": "pointwise",
+             "aten_ops": ["aten.relu"], "args": []}
+    kdir = tmp_path / "kernels"
+    kdir.mkdir()
+    entries = [e, other]
+    inductor.write_template_offers(entries, str(kdir), DEV)
+    assert "templates" not in other
+    assert e["templates"] == [{"template": "row-softmax", "why": e["templates"][0]["why"],
+                               "file": f"templates/{e['name']}/row-softmax.py"}]
+    f = tmp_path / e["templates"][0]["file"]
+    assert inductor.template_name(ast.parse(f.read_text())) == "row-softmax"
+    json.dumps(entries)  # the inventory answer stays JSON
+
+
+_INTERP = r'''
+import importlib.util, json, os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+sys.path.insert(0, sys.argv[1])
+import torch
+from kgate_worker import inductor, templates
+cases = json.loads(sys.argv[2])
+out = []
+for rows, cols, dt, log, split, block, xblock in cases:
+    t = {"dtype": dt, "shape": [rows, cols], "stride": [cols, 1], "offset": 0}
+    e = {"name": "k", "category": "reduction",
+         "aten_ops": ["aten._log_softmax" if log else "aten._softmax", "aten.exp"],
+         "args": [dict(t, name="in_ptr0", role="in"), dict(t, name="out_ptr0", role="out"),
+                  {"name": "xnumel", "role": "scalar", "value": rows},
+                  {"name": "r0_numel", "role": "scalar", "value": cols}]}
+    text = templates.offers(e, {}, inductor.kernel_header)[0]["text"]
+    path = os.path.join(sys.argv[3], f"k{len(out)}.py")
+    open(path, "w").write(text)
+    spec = importlib.util.spec_from_file_location(f"k{len(out)}", path)
+    m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+    # libdevice has no interpreter form: the hardware exp/log stand in
+    m.PRECISE, m.SPLIT, m.BLOCK, m.XBLOCK = False, split, block, xblock
+    dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dt]
+    g = torch.Generator().manual_seed(rows * cols)
+    x = (torch.randn(rows, cols, generator=g) * 4).to(dtype)
+    x[0, : min(3, cols)] = float("-inf")  # masked-out logits, as attention masks write them
+    y = torch.full_like(x, float("nan"))
+    s, grid = m._Launcher._grid(4, 1)
+    m._Launcher._launch(x, y, torch.empty(8), torch.zeros(rows, dtype=torch.int32),
+                        torch.zeros(1, dtype=torch.int32), s, grid)
+    ref = torch.log_softmax if log else torch.softmax
+    want = ref(x.double(), -1)
+    fin = torch.isfinite(want)
+    err = float((y.double() - want)[fin].abs().max())
+    out.append({"err": err, "nan": bool(torch.isnan(y).any()),
+                "inf_ok": bool((y[~fin] == want[~fin].to(dtype)).all()), "grid": grid})
+print(json.dumps(out))
+'''
+
+
+def test_the_kernel_in_tritons_interpreter(tmp_path):
+    # rows one program handles: in registers (block >= cols) and looped (block < cols)
+    cases = [(5, 1023, "f32", False, 1, 1024, 1), (3, 1537, "f32", True, 1, 256, 1),
+             (4, 4097, "f16", False, 1, 512, 1), (2, 300, "bf16", True, 1, 128, 1),
+             (6, 127, "f32", True, 0, 1024, 1), (5, 1023, "f32", True, 1, 1024, 4),
+             (7, 777, "f16", False, 1, 256, 2)]
+    r = subprocess.run([sys.executable, "-c", _INTERP, ROOT, json.dumps(cases), str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    tol = {"f32": 1e-5, "f16": 2e-2, "bf16": 1e-1}
+    for (rows, cols, dt, log, split, block, xblock), got in zip(cases, res):
+        scale = 20 if log else 1  # log-softmax values reach -20 and beyond
+        assert got["err"] <= tol[dt] * scale, (rows, cols, dt, log, got)
+        assert not got["nan"] and got["inf_ok"], got
+        assert got["grid"] == -(-rows // xblock)  # no exchange: a program per XBLOCK rows
