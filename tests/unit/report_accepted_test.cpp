@@ -318,60 +318,49 @@ Story story(int rc, const std::string& dir) {
   return s;
 }
 
+// The exit code, report.json, report.md and junit.xml of `cmd` agree on 23_Softmax:
+// `failure` ("none" | "performance_regression"), failing the pipeline when `exit` is 1.
+void expect_story(const std::string& cmd, const std::string& dir, int exit, const std::string& failure,
+                  const std::string& log_says = "") {
+  auto [rc, out] = run_command(kgate_bin() + " " + cmd);
+  Story s = story(rc, dir);
+  const bool regressed = failure == "performance_regression";
+  EXPECT_EQ(s.rc, exit) << cmd << "\n" << out;
+  EXPECT_EQ(s.json_exit, exit) << cmd;
+  EXPECT_EQ(s.json_failure, failure) << cmd;
+  EXPECT_EQ(s.md_regression, regressed) << cmd << "\n" << read_file(dir + "/report.md");
+  EXPECT_EQ(s.junit_failure, regressed && exit == 1) << cmd;
+  EXPECT_EQ(s.junit_mentions, regressed) << cmd;
+  if (!log_says.empty()) {
+    EXPECT_NE(out.find(log_says), std::string::npos) << out;
+  }
+}
+
 TEST(ReportAccepted, CliReportMergeAndAcceptTellOneStory) {
   TempDir d;
-  const std::string db = d / "h.sqlite";
+  const std::string db = " --db " + (d / "h.sqlite");
+  // The first run: accepted (improved), nothing to compare with.
   const std::string a = clean_run(d, "a", "night-a", 1, true);
-  auto [rc, out] = run_command(kgate_bin() + " report --from " + a + " --db " + db);
-  ASSERT_EQ(rc, 0) << out;  // the first run: accepted (improved), nothing to compare with
-  Story first = story(rc, a);
-  EXPECT_EQ(first.json_exit, 0);
-  EXPECT_EQ(first.json_failure, "none");
-
+  expect_story("report --from " + a + db, a, 0, "none");
   // Three times slower: a performance regression the suite fails on, in every report.
   const std::string b = clean_run(d, "b", "night-b", 3, true);
-  auto [rc2, out2] = run_command(kgate_bin() + " report --from " + b + " --db " + db);
-  Story s = story(rc2, b);
-  EXPECT_EQ(s.rc, 1) << out2;
-  EXPECT_EQ(s.json_exit, 1);
-  EXPECT_EQ(s.json_failure, "performance_regression");
-  EXPECT_TRUE(s.md_regression) << read_file(b + "/report.md");
-  EXPECT_TRUE(s.junit_failure);
-  EXPECT_TRUE(s.junit_mentions);
-  EXPECT_NE(out2.find("performance regression: slower than the accepted result of run night-a"), std::string::npos)
-      << out2;
-  // The records of DIR carry the comparison: a plain `kgate report --from` says the same.
-  auto [rc3, out3] = run_command(kgate_bin() + " report --from " + b);
-  EXPECT_EQ(rc3, 0) << out3;  // a plain report only formats
+  expect_story("report --from " + b + db, b, 1, "performance_regression",
+               "performance regression: slower than the accepted result of run night-a");
+  // The records of DIR carry the comparison: a plain `kgate report --from` (which only
+  // formats, exit 0) reports the same.
+  auto [rc, out] = run_command(kgate_bin() + " report --from " + b);
+  EXPECT_EQ(rc, 0) << out;
   EXPECT_EQ(story(1, b).json_failure, "performance_regression");
-
   // `kgate merge --db` compares the merged run: the same story, exit 1.
-  auto [rc4, out4] = run_command(kgate_bin() + " merge " + b + " --out " + (d / "m") + " --db " + db);
-  Story m = story(rc4, d / "m");
-  EXPECT_EQ(m.rc, 1) << out4;
-  EXPECT_EQ(m.json_exit, 1);
-  EXPECT_TRUE(m.junit_failure && m.md_regression);
-
+  expect_story("merge " + b + " --out " + (d / "m") + db, d / "m", 1, "performance_regression");
   // Not failing on performance: reported, not failing (exit 0, a passing testcase).
   const std::string c = clean_run(d, "c", "night-c", 3, false);
-  auto [rc5, out5] = run_command(kgate_bin() + " report --from " + c + " --db " + db);
-  Story soft = story(rc5, c);
-  EXPECT_EQ(soft.rc, 0) << out5;
-  EXPECT_EQ(soft.json_exit, 0);
-  EXPECT_EQ(soft.json_failure, "performance_regression");
-  EXPECT_FALSE(soft.junit_failure);
-  EXPECT_TRUE(soft.junit_mentions);
-
+  expect_story("report --from " + c + db, c, 0, "performance_regression");
   // Accepting night-b makes it the reference: compared again, night-b passes.
-  auto [rc6, out6] = run_command(kgate_bin() + " accept --db " + db + " " + b);
-  EXPECT_EQ(rc6, 0) << out6;
-  EXPECT_NE(out6.find("accepted level1/23_Softmax on h200"), std::string::npos) << out6;
-  auto [rc7, out7] = run_command(kgate_bin() + " report --from " + b + " --db " + db);
-  Story after = story(rc7, b);
-  EXPECT_EQ(after.rc, 0) << out7;
-  EXPECT_EQ(after.json_exit, 0);
-  EXPECT_EQ(after.json_failure, "none");
-  EXPECT_FALSE(after.md_regression);
+  auto [rc2, out2] = run_command(kgate_bin() + " accept" + db + " " + b);
+  EXPECT_EQ(rc2, 0) << out2;
+  EXPECT_NE(out2.find("accepted level1/23_Softmax on h200"), std::string::npos) << out2;
+  expect_story("report --from " + b + db, b, 0, "none");
 }
 
 TEST(ReportAccepted, CliAcceptRefusals) {
