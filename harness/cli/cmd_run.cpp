@@ -17,6 +17,7 @@
 #include "cli/history_step.h"
 #include "config/catalog.h"
 #include "core/clock.h"
+#include "core/dir_lock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "gates/evaluator.h"
@@ -188,6 +189,15 @@ ExitCode from_status(int status) {
   }
 }
 
+// What the lock on OUT says about this run to one that finds OUT taken.
+std::string lock_note(const RunOptions& o) {
+  std::string s = "kgate run " + o.suite;
+  if (!o.shard.empty()) s += " --shard " + o.shard;
+  if (!o.gpus.empty()) s += " --gpus " + o.gpus;
+  if (o.resume) s += " --resume";
+  return s;
+}
+
 // `--gpus 0,1,...`: shard k of n runs as a child `kgate run` with CUDA_VISIBLE_DEVICES set
 // to the k-th GPU (its worker sees that GPU as device 0), all with one run id; their
 // outputs (OUT/gpu-<id>/) are merged into OUT as `kgate merge` does.
@@ -209,6 +219,7 @@ ExitCode run_on_gpus(const RunOptions& o) {
     throw UsageError("--gpus " + o.gpus + ": a GPU is listed twice");
   if (!o.shard.empty()) throw UsageError("--gpus and --shard cannot be combined (--gpus shards the run itself)");
   config::plan_suite_file(o.suite);  // configuration errors before anything starts
+  DirLock lock(o.out, lock_note(o));  // the shards' own directories have their own locks
 
   std::string run_id = o.run_id;
   if (run_id.empty())
@@ -305,6 +316,7 @@ ExitCode cmd_run(const RunOptions& o) {
     return run_on_gpus(o);
   }
   config::Plan plan = config::plan_suite_file(o.suite);
+  DirLock lock(o.out, lock_note(o));  // one run per OUT, for the whole command
   const config::Suite& suite = plan.suite;
   std::string backend = !o.backend.empty() ? o.backend
                         : suite.backend != "auto" ? suite.backend
