@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/history_step.h"
+#include "core/error.h"
 #include "core/log.h"
 #include "report/merge.h"
 
@@ -12,8 +13,19 @@ namespace kgate::cli {
 
 ExitCode cmd_merge(const MergeOptions& o) {
   const std::string db = history_db(o.db);
+  // A history that cannot be opened or written does not stop the merge (its records and
+  // reports are what the pipeline publishes); the merge then exits with its error's status.
+  std::optional<ExitCode> history_error;
+  auto history_failed = [&](const Error& e) {
+    log::error("history " + db + ": " + e.what());
+    history_error = e.code();
+  };
   std::optional<report::History> history;
-  if (!db.empty()) history.emplace(db);
+  try {
+    if (!db.empty()) history.emplace(db);
+  } catch (const Error& e) {
+    history_failed(e);
+  }
   report::RunRecords merged;
   int failing = 0;
   report::WrittenReports w = report::merge_dirs(o.dirs, o.out, [&](report::RunRecords& run) {
@@ -22,9 +34,14 @@ ExitCode cmd_merge(const MergeOptions& o) {
   });
   for (const auto& f : w.files) log::info("wrote " + f);
   if (history) {
-    history->record_run(merged);
-    log::info("recorded run " + merged.info.run_id + " in " + db);
+    try {
+      history->record_run(merged);
+      log::info("recorded run " + merged.info.run_id + " in " + db);
+    } catch (const Error& e) {
+      history_failed(e);
+    }
   }
+  if (history_error) return *history_error;
   // Like `kgate report`: merging formats what the shards found and never fails the
   // pipeline for them; a regression against the accepted results, found here, does when
   // the suite fails on performance (the shards could not see it).

@@ -383,5 +383,15 @@ TEST(ReportAccepted, CliAcceptRefusals) {
   EXPECT_EQ(rc4, 2) << out4;
 }
 
+TEST(ReportAccepted, CliMergeWithAnUnwritableHistoryStillMerges) {
+  TempDir d;
+  const std::string a = clean_run(d, "a", "night-a", 1, false);
+  fs::create_directories(d.path / "dir.sqlite");  // a directory: no database can be opened there
+  auto [rc, out] = run_command(kgate_bin() + " merge " + a + " --out " + (d / "m") + " --db " + (d / "dir.sqlite"));
+  EXPECT_EQ(rc, 3) << out;
+  EXPECT_NE(out.find("history " + (d / "dir.sqlite")), std::string::npos) << out;
+  EXPECT_TRUE(fs::exists(d.path / "m" / "junit.xml"));  // merged and reported all the same
+}
+
 }  // namespace
 }  // namespace kgate::report
