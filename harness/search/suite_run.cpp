@@ -629,10 +629,19 @@ struct SuiteRun::Impl {
     r.speedup_vs_starter = 1;
     // The starter timed against itself can only "fail" performance by noise; it is the
     // baseline by definition, so only static, correctness and oracle failures count.
-    if (!v.passed && v.failed_gate == gates::Gate::kPerformance) {
+    // Noise needs a measurement: a timing that crashed or took no samples is no A/A, and a
+    // starter without a time is no baseline (never a "passed" 0 us one).
+    const bool timed = v.timing && v.timing->candidate_us > 0 && v.timing->baseline_us > 0;
+    if (!v.passed && v.failed_gate == gates::Gate::kPerformance && timed) {
       r.passed = true;
       r.failed_gate.clear();
       r.reason = "A/A timing noise flagged by the performance gate: " + r.reason;
+    } else if (!v.passed && v.failed_gate == gates::Gate::kPerformance) {
+      r.reason = "the starter could not be timed: " + (r.reason.empty() ? std::string("no samples") : r.reason);
+    } else if (v.passed && !timed && !aa_mode(p)) {
+      r.passed = false;
+      r.failed_gate = "performance";
+      r.reason = "the starter passed the gates without a timing (no samples): no baseline to search from";
     }
     if (!r.passed && r.reason.empty()) r.reason = "the starter failed the gates";
     r.wall_s = now_s() - t0;

@@ -109,6 +109,15 @@ struct FakeEvaluator : CandidateEvaluator {
       return v;
     }
     v.gates.push_back(gate(gates::Gate::kCorrectness, gates::GateStatus::kPass));
+    // "UNTIMED": the timing crashed (a worker killed mid-sample): no samples, 0 us.
+    if (src.find("UNTIMED") != std::string::npos) {
+      gates::GateResult g = gate(gates::Gate::kPerformance, gates::GateStatus::kError);
+      g.reason = "crash: the worker died (signal 9) while timing";
+      v.gates.push_back(g);
+      v.failed_gate = gates::Gate::kPerformance;
+      v.timing = gates::Timing{};
+      return v;
+    }
     v.passed = true;
     v.timing = timing(c, d, b);
     return v;
@@ -342,6 +351,21 @@ TEST_F(SearchSuiteRun, StarterFailingTheGatesFailsThePipeline) {
       EXPECT_EQ(r.outcome, report::Outcome::kImproved);
     }
   }
+}
+
+// A starter whose timing crashed is no A/A noise and no 0 us baseline: the problem is an
+// error that says so, and nothing is searched from it.
+TEST_F(SearchSuiteRun, AStarterThatCouldNotBeTimedIsNoBaseline) {
+  std::ofstream(dir / "untimed.cpp") << "// kgate:tune REPEAT=[1,2]\n#define REPEAT 2\n// UNTIMED\n";
+  RunSummary s = run({item("untimed", (dir / "untimed.cpp").string())});
+  EXPECT_NE(s.code, ExitCode::kPass);
+  ASSERT_EQ(s.results.size(), 1u);
+  EXPECT_EQ(s.results[0].outcome, report::Outcome::kError);
+  EXPECT_NE(s.results[0].reason.find("the starter could not be timed: "), std::string::npos) << s.results[0].reason;
+  auto ex = experiments("untimed");
+  ASSERT_EQ(ex.size(), 1u);
+  EXPECT_FALSE(ex[0]["passed"].get<bool>());
+  EXPECT_EQ(ex[0]["reason"].get<std::string>().find("A/A timing noise"), std::string::npos) << ex[0]["reason"];
 }
 
 // A problem its worker rejects is that problem's error; the run goes on with the rest.
