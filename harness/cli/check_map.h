@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/catalog.h"
+#include "gates/speed_policy.h"
 #include "gates/verdict.h"
 #include "report/record.h"
 
@@ -185,7 +186,8 @@ inline Conclusion check_outcome(const gates::CandidateVerdict& v, const config::
   const double thr = t.regression_threshold > 0 ? t.regression_threshold : 1.0;
   const std::string ci = fmt_num("%.3f", tm.speedup) + "x [" + fmt_num("%.3f", tm.speedup_lo) + ", " +
                          fmt_num("%.3f", tm.speedup_hi) + "]";
-  if (tm.verdict == gates::SpeedVerdict::kSlower || tm.speedup_hi < 1.0 / thr) {
+  const gates::SpeedPolicy policy{t.keep_threshold, thr};
+  if (policy.slower(tm)) {
     c.outcome = report::Outcome::kRegressed;
     c.failed = true;
     c.reason = "slower than the base: speedup " + ci + ", " +
@@ -193,7 +195,7 @@ inline Conclusion check_outcome(const gates::CandidateVerdict& v, const config::
                fmt_num("%.3g", thr) + "x)";
     return c;
   }
-  if (tm.speedup_lo > t.keep_threshold) {
+  if (policy.clears_keep(tm)) {
     if (!v.degenerate.empty()) {
       c.outcome = report::Outcome::kMatched;
       c.reason = "degenerate problem (" + v.degenerate + "): never counted as improved";

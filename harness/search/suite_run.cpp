@@ -15,6 +15,7 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "gates/speed_policy.h"
 #include "gates/static_gate.h"
 #include "report/record_io.h"
 #include "report/summary.h"
@@ -777,7 +778,7 @@ struct SuiteRun::Impl {
       }
       fill_from_verdict(r, v);
       const double threshold = opt.suite.gates.keep_threshold;
-      bool keep = v.passed && v.timing && v.timing->speedup_lo >= threshold;
+      bool keep = v.passed && v.timing && gates::SpeedPolicy::of(opt.suite.gates).clears_keep(*v.timing);
       r.verdict = keep ? ExperimentVerdict::kKeep : ExperimentVerdict::kRevert;
       if (keep) evaluator(p).promote_last_candidate();
       if (v.timing && v.timing->speedup > 0)
@@ -937,7 +938,6 @@ struct SuiteRun::Impl {
     res.best_hash = gates::hash_file(p.best_copy);
     res.gates = best.gates;
     res.wall_s = (base ? base->wall_s : 0) + std::max(wall_s, p.spent_s());
-    const double threshold = opt.suite.gates.keep_threshold;
     if (!base || !base->passed) {
       res.outcome = report::Outcome::kError;
       const bool unjudged = base && base->reason.rfind("cannot judge", 0) == 0;
@@ -970,7 +970,8 @@ struct SuiteRun::Impl {
       res.speedup_lo = t.speedup_lo;
       res.speedup_hi = t.speedup_hi;
       res.pct_roofline = t.pct_roofline;
-      res.outcome = t.speedup_lo > threshold ? report::Outcome::kImproved : report::Outcome::kMatched;
+      res.outcome = gates::SpeedPolicy::of(opt.suite.gates).clears_keep(t) ? report::Outcome::kImproved
+                                                                            : report::Outcome::kMatched;
       if (res.outcome == report::Outcome::kMatched)
         res.reason = "the final re-measure did not confirm the speedup (lower bound " +
                      fmt(t.speedup_lo, "%.3f") + "x" + (t.note.empty() ? "" : "; " + t.note) + ")";
@@ -1025,7 +1026,7 @@ struct SuiteRun::Impl {
       return r.gate == gates::Gate::kPerformance && r.status == gates::GateStatus::kFail;
     });
     const std::string also = flagged ? " (" + base.reason + ")" : "";
-    if (base.speedup_lo >= g.keep_threshold || base.speedup_hi * g.regression_threshold <= 1) {
+    if (gates::SpeedPolicy::of(g).aa_alarm(base.speedup_lo, base.speedup_hi)) {
       res.outcome = report::Outcome::kError;
       res.reason = "A/A false alarm: the reference timed against itself reads " + ci + also;
       return;
