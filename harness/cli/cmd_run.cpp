@@ -96,13 +96,18 @@ std::string config_hash(const std::string& suite_path, const std::vector<const c
 
 // OUT/results/*.json -> JUnit, Markdown, JSON, HTML (the reports module owns the formats).
 // A report that cannot be written never hides the run's own exit status.
+// A report that cannot be written is an infrastructure error, never a warning behind exit
+// 0: a pipeline reading the JUnit or the Markdown would find nothing, or last night's.
 ExitCode write_reports_hook(const std::string& out) {
   try {
     report::WrittenReports w = report::write_reports(out);
     return w.exit_code;
   } catch (const Error& e) {
-    log::warn(std::string("reports: ") + e.what());
-    return ExitCode::kPass;
+    log::error(std::string("reports: ") + e.what());
+    return ExitCode::kInfra;
+  } catch (const std::exception& e) {
+    log::error(std::string("reports: ") + e.what());
+    return ExitCode::kInfra;
   }
 }
 
@@ -440,8 +445,7 @@ ExitCode cmd_run(const RunOptions& o) {
   search::RunSummary summary = run.run();
   if (!summary.interrupted) {
     summary.code = worse(summary.code, apply_history(o, selected, backend));
-    ExitCode reports = write_reports_hook(o.out);
-    if (summary.code == ExitCode::kPass) summary.code = reports;
+    summary.code = worse(summary.code, write_reports_hook(o.out));
     // A shard is recorded once merged (`kgate report --from MERGED --db`): its records
     // alone would stand for the whole run.
     if (o.shard.empty()) summary.code = worse(summary.code, record_history(o, o.out));
