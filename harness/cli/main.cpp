@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
   c_run->add_option("--backend", run.backend, "host or cuda (default: the suite's)")
       ->check(CLI::IsMember({"host", "cuda"}));
   c_run->add_flag("--resume", run.resume, "Continue an interrupted run in --out");
-  c_run->add_option("--max-experiments", run.max_experiments, "Cap experiments per problem");
+  c_run->add_option("--max-experiments", run.max_experiments, "Cap experiments per problem (>= 0)")
+      ->check(CLI::Range(0, 1000000));
   c_run->add_option("--seed", run.seed, "Run seed (default: random, recorded)");
   c_run->add_option("--shard", run.shard, "Run shard k of n (k/n)");
   c_run->add_option("--gpus", run.gpus,

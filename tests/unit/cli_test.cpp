@@ -60,6 +60,9 @@ TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(kgate("run").rc, 2);  // missing the required suite
   EXPECT_EQ(kgate("bench --problem x.yaml").rc, 2);  // missing --candidate
   EXPECT_EQ(kgate("run x.yaml --backend rocm").rc, 2);
+  Result neg = kgate("run x.yaml --max-experiments -3");
+  EXPECT_EQ(neg.rc, 2);
+  EXPECT_NE(neg.out.find("--max-experiments"), std::string::npos) << neg.out;
 }
 
 // An unknown command is named (with a suggestion), not "A subcommand is required"; the
