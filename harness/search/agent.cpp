@@ -38,6 +38,19 @@ std::unique_ptr<Agent> make_agent(const config::AgentConfig& cfg, const std::str
   throw UsageError("agent kind '" + cfg.kind + "' is unknown (expected tuner, template, command or http)");
 }
 
+namespace {
+
+std::string template_lines(const AgentContext& ctx) {
+  std::string s;
+  for (const auto& t : ctx.templates)
+    s += "- `" + t + "`: one of kgate's templates instantiated for this kernel (another algorithm "
+         "behind the same call-site contract, ready to run), read-only: copy it over `" +
+         ctx.candidate + "` to start from it, or take what helps.\n";
+  return s;
+}
+
+}  // namespace
+
 std::string task_markdown(const AgentContext& ctx) {
   char numbers[512];
   std::snprintf(numbers, sizeof numbers,
@@ -82,7 +95,8 @@ std::string task_markdown(const AgentContext& ctx) {
        "- `" + ctx.problem_file + "`: the problem (shapes, dtypes, tolerances), read-only.\n"
        "- `history.tsv`: every experiment so far on this problem and its verdict.\n"
        "- `feedback.json`: the last verdict: the failing gate, the case, the numbers, the "
-       "roofline percentage.\n"
+       "roofline percentage.\n" +
+       template_lines(ctx) +
        "\n## Playbook (work down the tiers; measure, do not guess)\n\n"
        "1. **Memory access**: read and write each byte once; make the innermost loop walk "
        "contiguous memory (coalesced on GPU, unit-stride on CPU); keep reused rows in "

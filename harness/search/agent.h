@@ -33,6 +33,9 @@ struct AgentContext {
   // Compiled mode: the Inductor Triton kernel the candidate file holds ("" otherwise); the
   // task then explains the kernel file's contract instead of the kgate_run ABI.
   std::string kernel;
+  // Compiled mode: kgate's template instances for that kernel (workspace-relative paths,
+  // read-only), listed in the task as starting points.
+  std::vector<std::string> templates;
   const std::atomic<bool>* interrupted = nullptr;
 };
 

@@ -678,6 +678,9 @@ struct SuiteRun::Impl {
     c.workspace = p.ws;
     c.candidate = p.candidate_rel;
     c.kernel = p.kernel;
+    if (p.compiled && !p.kernel.empty())
+      for (const auto& o : template_offers(p, p.kernel))
+        c.templates.push_back(fs::relative(o.file, p.ws).generic_string());
     c.problem_file = kProblemFile;
     c.experiment = n;
     c.history_tsv = results_tsv(p.records);

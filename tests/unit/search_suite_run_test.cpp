@@ -1019,6 +1019,13 @@ TEST(TaskMarkdown, CompiledModeExplainsTheKernelContract) {
   EXPECT_NE(compiled.find("is Inductor's Triton kernel `triton_red_fused__softmax_0`"), std::string::npos) << compiled;
   EXPECT_NE(compiled.find("call-site contract"), std::string::npos);
   EXPECT_NE(compiled.find("LAUNCH_*"), std::string::npos);
+  EXPECT_EQ(compiled.find("templates/"), std::string::npos);
+  c.templates = {"templates/triton_red_fused__softmax_0/row-softmax.py"};
+  compiled = task_markdown(c);
+  EXPECT_NE(compiled.find("- `templates/triton_red_fused__softmax_0/row-softmax.py`: one of kgate's templates "
+                          "instantiated for this kernel"),
+            std::string::npos)
+      << compiled;
 }
 
 }  // namespace
