@@ -168,6 +168,23 @@ def tampered() -> list[str]:
     return out
 
 
+def _class_attr(cls: type, name: str, value: Any = _MISSING) -> None:
+    """Sets (or, without a value, deletes) a class attribute past any __setattr__ a
+    candidate put on the class, through type's own slot; a class whose metaclass is
+    pybind11's (torch.cuda.Event, torch.cuda.CUDAGraph and their bases) refuses that slot,
+    so it goes through its metaclass."""
+    try:
+        if value is _MISSING:
+            type.__delattr__(cls, name)
+        else:
+            type.__setattr__(cls, name, value)
+    except TypeError:
+        if value is _MISSING:
+            delattr(cls, name)
+        else:
+            setattr(cls, name, value)
+
+
 def restore() -> None:
     """Puts every original back (the worker keeps serving with the clocks it took)."""
     for w in _watched.values():
@@ -183,9 +200,9 @@ def restore() -> None:
                 if k is w.defining:
                     break
                 if w.name in k.__dict__:
-                    type.__delattr__(k, w.name)
+                    _class_attr(k, w.name)
             if w.defining.__dict__.get(w.name, _MISSING) is not w.original:
-                type.__setattr__(w.defining, w.name, w.original)
+                _class_attr(w.defining, w.name, w.original)
             continue
         setattr(w.owner, w.name, w.original)
 
