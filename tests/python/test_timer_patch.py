@@ -192,6 +192,20 @@ def test_a_shadowing_class_attribute_is_removed_on_restore():
     assert [k for k in torch.cuda.Event.__mro__ if "query" in k.__dict__] == base
 
 
+def test_a_pybind11_class_attribute_is_restored_through_its_metaclass():
+    # torch.cuda.CUDAGraph's metaclass is pybind11's, which refuses type.__setattr__
+    # (on the H200 every such restore raised TypeError and left the patch in place)
+    g = torch.cuda.CUDAGraph
+    assert type(g) is not type
+    before = [k for k in g.__mro__ if "replay" in k.__dict__]
+    g.replay = lambda self: None
+    assert clocks.tampered() == ["torch.cuda.CUDAGraph.replay was rebound by the candidate "
+                                 "(class attribute replaced)"]
+    clocks.restore()
+    assert clocks.tampered() == []
+    assert [k for k in g.__mro__ if "replay" in k.__dict__] == before
+
+
 def test_the_worker_clock_is_the_real_one_under_a_patch():
     import time
     time.perf_counter_ns = lambda: 0
