@@ -27,6 +27,23 @@ export KGATE_PYTHON="${KGATE_PYTHON:-$(command -v python3)}"
 export KGATE_NVCC=/usr/local/cuda/bin/nvcc
 t_session=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t_session )) s] $*"; }
+# A session copy of SUITE (suites/X.yaml) as $suite, run on the given shard (k/n) or on
+# the listed level/name problems; the sed expressions in $edits applied first. Fills
+# $suite and the array $shard for `kgate run "$suite" "${shard[@]}"`.
+session_suite() {  # NAME SOURCE SHARD "PROBLEMS" [sed args...]
+  local name="$1" src="$2" want="$3" problems="$4"
+  shift 4
+  suite="suites/_session-$name.yaml"
+  sed "$@" -e "s/^id: .*/id: $name/" "$src" > "$suite"
+  shard=()
+  if [ -n "$want" ]; then
+    shard=(--shard "$want")
+  else
+    local list
+    list=$(for p in $problems; do printf 'kb-%s/%s, ' "${p%%/*}" "${p#*/}"; done)
+    sed -i -e "s|^levels: .*|levels: []\nproblems: [${list%, }]|" "$suite"
+  fi
+}
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
   nvcc --version | tail -2; g++ --version | head -1
@@ -187,20 +204,12 @@ if has dispatch; then
     timeout 120 python3 tests/fixtures/inductor/capture.py "$kb/$p.py" "$OUT/captures" cuda > /dev/null 2>&1
     stamp "capture $p rc=$?"
   done
-  suite="suites/_session-kernelbench-official.yaml"
-  sed -e "s/^  suite_wall_s: .*/  suite_wall_s: ${SUITE_WALL_S:-600}/" \
-      -e "s/^  problem_wall_s: .*/  problem_wall_s: ${PROBLEM_WALL_S:-60}/" \
-      -e "s/^  max_experiments: .*/  max_experiments: ${MAX_EXPERIMENTS:-6}/" \
-      -e "s/^  kind: .*/  kind: ${DISPATCH_AGENT:-template}/" \
-      -e "s/^id: .*/id: kernelbench-official/" suites/kernelbench-official.yaml > "$suite"
-  shard=()
-  if [ -n "${DISPATCH_SHARD:-}" ]; then
-    shard=(--shard "$DISPATCH_SHARD")
-  else
-    list=$(for p in ${DISPATCH_PROBLEMS:-level1/23_Softmax level1/40_LayerNorm}; do
-             printf 'kb-%s/%s, ' "${p%%/*}" "${p#*/}"; done)
-    sed -i -e "s|^levels: .*|levels: []\nproblems: [${list%, }]|" "$suite"
-  fi
+  session_suite kernelbench-official suites/kernelbench-official.yaml "${DISPATCH_SHARD:-}" \
+    "${DISPATCH_PROBLEMS:-level1/23_Softmax level1/40_LayerNorm}" \
+    -e "s/^  suite_wall_s: .*/  suite_wall_s: ${SUITE_WALL_S:-600}/" \
+    -e "s/^  problem_wall_s: .*/  problem_wall_s: ${PROBLEM_WALL_S:-60}/" \
+    -e "s/^  max_experiments: .*/  max_experiments: ${MAX_EXPERIMENTS:-6}/" \
+    -e "s/^  kind: .*/  kind: ${DISPATCH_AGENT:-template}/"
   /usr/bin/time -f "run wall %e s" timeout "$(cap dispatch 420)" "$B/kgate" run "$suite" --gpu h200 \
     "${shard[@]}" --out "$OUT/dispatch" > "$OUT/dispatch.log" 2>&1
   stamp "kgate run kernelbench-official rc=$?"; tail -40 "$OUT/dispatch.log"
@@ -220,15 +229,8 @@ if has aa; then
   # reference against itself through every gate, on AA_PROBLEMS (level/name ids) or, with
   # AA_SHARD=k/n, on that shard of all 250.
   export KERNELBENCH_ROOT="${KERNELBENCH_ROOT:-$root/.kb}"
-  suite="suites/_session-kernelbench-aa.yaml"
-  sed -e "s/^id: .*/id: kernelbench-official-aa/" suites/kernelbench-official-aa.yaml > "$suite"
-  shard=()
-  if [ -n "${AA_SHARD:-}" ]; then
-    shard=(--shard "$AA_SHARD")
-  else
-    list=$(for p in ${AA_PROBLEMS:-level1/19_ReLU}; do printf 'kb-%s/%s, ' "${p%%/*}" "${p#*/}"; done)
-    sed -i -e "s|^levels: .*|levels: []\nproblems: [${list%, }]|" "$suite"
-  fi
+  session_suite kernelbench-official-aa suites/kernelbench-official-aa.yaml "${AA_SHARD:-}" \
+    "${AA_PROBLEMS:-level1/19_ReLU}" -e ""
   /usr/bin/time -f "aa wall %e s" timeout "$(cap aa 300)" "$B/kgate" run "$suite" --gpu h200 \
     "${shard[@]}" --out "$OUT/aa" > "$OUT/aa.log" 2>&1
   stamp "kgate run kernelbench-official-aa rc=$?"; grep -E "A/A|error|warn" "$OUT/aa.log" | tail -40
