@@ -415,3 +415,47 @@ def test_truth_cache_is_bounded(w):
                        w.worker.draw_inputs(seed, "problem", torch.float32))
     assert list(k[0] for k in p.truth_cache) == [13, 14, 15]
     del w.worker._truth_cache_bytes
+
+
+# ---- the copied reference `Model`: exempt only while nothing builds on it ----------------
+
+_REF_SRC = (AA / "matmul_single.py").read_text()
+
+
+@pytest.mark.parametrize("tail, flagged", [
+    # the reference as its own candidate (A/A, a reference starter): it can only ever
+    # measure the reference
+    ("ModelNew = Model\n", False),
+    # a leftover copy nothing uses, beside a ModelNew of its own
+    ("class ModelNew(nn.Module):\n    def forward(self, A, B):\n"
+     "        return (A[:, :, None] * B[None, :, :]).sum(1)\n", False),
+    # ModelNew that subclasses, wraps or calls the reference: the reference op it reaches
+    ("class ModelNew(Model):\n    pass\n", True),
+    ("class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.ref = Model()\n\n    def forward(self, A, B):\n        return self.ref(A, B)\n", True),
+    ("ModelNew = torch.compile(Model)\n", True),
+])
+def test_a_model_the_candidate_builds_on_is_checked(tail, flagged):
+    cand = ast.parse(_REF_SRC + "\n\n" + tail)
+    got = [f.rule for f in lint.lint(cand, "matmul", ast.parse(_REF_SRC))]
+    assert (got == ["reference-op"]) == flagged, (tail, got)
+
+
+def test_a_changed_model_behind_modelnew_is_no_reference_copy():
+    src = _REF_SRC.replace("return torch.matmul(A, B)", "return torch.matmul(A, B) * 1.0")
+    cand = ast.parse(src + "\n\nModelNew = Model\n")
+    assert [f.rule for f in lint.lint(cand, "matmul", ast.parse(_REF_SRC))] == ["reference-op"]
+    # without the problem file to compare with, a used Model is checked too
+    assert [f.rule for f in lint.lint(ast.parse(_REF_SRC + "\nModelNew = Model\n"), "matmul")] \
+        == ["reference-op"]
+
+
+def test_the_worker_passes_the_reference_starter_and_rejects_a_wrapper(w, tmp_path):
+    w.load(AA / "matmul_single.py")
+    starter = tmp_path / "starter.py"
+    starter.write_text(_REF_SRC + "\n\nModelNew = Model\n")
+    assert w.compile(starter)["compiled"] is True
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(_REF_SRC + "\n\nclass ModelNew(Model):\n    pass\n")
+    r = w.compile(wrapper)
+    assert r["compiled"] is False and [f["rule"] for f in r["findings"]] == ["reference-op"], r

@@ -285,8 +285,42 @@ def _known_call(node: ast.Call, bound: dict[str, str], self_mods: dict[str, str]
     return False
 
 
-def lint(tree: ast.Module, ref_op: str | None) -> list[Finding]:
-    """All findings for a candidate module, sorted by line."""
+def _model_uses(tree: ast.Module) -> list[ast.stmt]:
+    """The top-level statements, other than `class Model` itself, that name `Model`."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "Model":
+            continue
+        if any(isinstance(n, ast.Name) and n.id == "Model" for n in ast.walk(node)):
+            out.append(node)
+    return out
+
+
+def _model_exempt(tree: ast.Module, reference_tree: ast.Module | None) -> bool:
+    """Whether a candidate's `class Model` stays outside the reference-op rule: a copy
+    nothing uses (a leftover of the problem file), or the problem's reference itself as
+    its own candidate (`Model` unchanged and `ModelNew = Model` its only use: the A/A mode
+    and a reference starter, which can only ever measure the reference). A Model that
+    ModelNew subclasses, wraps or calls is checked like the rest of the file."""
+    uses = _model_uses(tree)
+    if not uses:
+        return True
+    mine = _find_class(tree, "Model")
+    ref = _find_class(reference_tree, "Model") if reference_tree is not None else None
+    if reference_tree is not None:  # the problem file's own uses of its Model come along
+        own = {ast.dump(n) for n in _model_uses(reference_tree)}
+        uses = [u for u in uses if ast.dump(u) not in own]
+    if mine is None or ref is None or ast.dump(mine) != ast.dump(ref):
+        return False
+    return all(isinstance(u, ast.Assign) and len(u.targets) == 1
+               and isinstance(u.targets[0], ast.Name) and u.targets[0].id == "ModelNew"
+               and isinstance(u.value, ast.Name) and u.value.id == "Model" for u in uses)
+
+
+def lint(tree: ast.Module, ref_op: str | None,
+         reference_tree: ast.Module | None = None) -> list[Finding]:
+    """All findings for a candidate module, sorted by line. `reference_tree` is the
+    problem file (its `Model` tells the reference itself from a candidate built on it)."""
     bound = _imports(tree)
     env = _aliases(tree, bound)
     findings: list[Finding] = []
@@ -297,13 +331,15 @@ def lint(tree: ast.Module, ref_op: str | None) -> list[Finding]:
             seen.add((line, rule))
             findings.append(Finding(line, rule, message))
 
-    # reference-op: every class but a copied reference `Model`, plus module-level code.
+    # reference-op: every class (but a copied reference `Model` nothing builds on), plus
+    # module-level code.
     if ref_op is not None:
         scopes: list[ast.AST] = []
         self_mods: dict[str, str] = {}
+        model_exempt = _model_exempt(tree, reference_tree)
         for node in tree.body:
             if isinstance(node, ast.ClassDef):
-                if node.name == "Model":
+                if node.name == "Model" and model_exempt:
                     continue
                 self_mods.update(_self_modules(node, bound))
             scopes.append(node)

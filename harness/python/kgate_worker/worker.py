@@ -996,7 +996,7 @@ class Worker:
             return {"compiled": False, "log": str(e)}
         except (OSError, UnicodeDecodeError) as e:
             return {"compiled": False, "log": f"{path}: {e}"}
-        findings = lint.lint(tree, p.ref_op if ref_rule else None)
+        findings = lint.lint(tree, p.ref_op if ref_rule else None, p.tree)
         if findings:
             return {"compiled": False, "findings": [f.as_dict() for f in findings],
                     "log": "".join(f"{path}:{f.line}: [{f.rule}] {f.message}\n"
