@@ -5,14 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <system_error>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/log.h"
 #include "kgate/build_info.h"
 
@@ -22,11 +21,7 @@ namespace kgate::report {
 namespace {
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(path + ": cannot read the file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return core::read_file_or_throw<UsageError>(path, path + ": cannot read the file");
 }
 
 nlohmann::json parse_object(const std::string& path) {
@@ -226,21 +221,14 @@ RunRecords load_run_dir(const std::string& out_dir) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
-  fs::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  if (ec) throw InfraError(p.parent_path().string() + ": cannot create: " + ec.message());
-  fs::path tmp = p;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InfraError(tmp.string() + ": cannot write");
-    out << text;
-    out.flush();
-    if (!out) throw InfraError(tmp.string() + ": write failed");
+  const core::WriteResult w = core::write_file_atomic(path, text);
+  switch (w.stage) {
+    case core::WriteResult::Stage::kOk: return;
+    case core::WriteResult::Stage::kCreateDir: throw InfraError(w.where + ": cannot create: " + w.error);
+    case core::WriteResult::Stage::kOpen: throw InfraError(w.tmp + ": cannot write");
+    case core::WriteResult::Stage::kWrite: throw InfraError(w.tmp + ": write failed");
+    case core::WriteResult::Stage::kRename: throw InfraError(path + ": cannot rename into place: " + w.error);
   }
-  fs::rename(tmp, p, ec);
-  if (ec) throw InfraError(path + ": cannot rename into place: " + ec.message());
 }
 
 Environment host_environment(const std::string& backend) {

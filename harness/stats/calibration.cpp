@@ -4,13 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
-#include <unistd.h>
-
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace kgate::stats {
 
@@ -97,13 +94,11 @@ std::string default_calibration_path(const std::string& device_name) {
 }
 
 Calibration load_calibration(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InfraError(path + ": error: cannot read calibration file");
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text =
+      core::read_file_or_throw<InfraError>(path, path + ": error: cannot read calibration file");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(ss.str());
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw UsageError(path + ": error: not JSON: " + e.what());
   }
@@ -127,25 +122,14 @@ std::optional<Calibration> find_calibration(const std::string& path) {
 }
 
 void save_calibration(const std::string& path, const Calibration& c) {
-  const fs::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) {
-    fs::create_directories(p.parent_path(), ec);
-    if (ec) throw InfraError(p.parent_path().string() + ": error: cannot create directory: " +
-                             ec.message());
-  }
-  const fs::path tmp = p.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw InfraError(tmp.string() + ": error: cannot write");
-    out << nlohmann::json(c).dump(2) << '\n';
-    out.flush();
-    if (!out) throw InfraError(tmp.string() + ": error: write failed");
-  }
-  fs::rename(tmp, p, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw InfraError(path + ": error: cannot replace calibration file");
+  const core::WriteResult w = core::write_file_atomic(path, nlohmann::json(c).dump(2) + "\n");
+  switch (w.stage) {
+    case core::WriteResult::Stage::kOk: return;
+    case core::WriteResult::Stage::kCreateDir:
+      throw InfraError(w.where + ": error: cannot create directory: " + w.error);
+    case core::WriteResult::Stage::kOpen: throw InfraError(w.tmp + ": error: cannot write");
+    case core::WriteResult::Stage::kWrite: throw InfraError(w.tmp + ": error: write failed");
+    case core::WriteResult::Stage::kRename: throw InfraError(path + ": error: cannot replace calibration file");
   }
 }
 

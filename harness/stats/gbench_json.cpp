@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "stats/descriptive.h"
 
 namespace kgate::stats {
@@ -180,21 +181,14 @@ nlohmann::json to_gbench_json(const GbenchContext& ctx, const std::vector<Gbench
 }
 
 void write_gbench_json(const std::string& path, const nlohmann::json& doc) {
-  const fs::path p(path);
-  std::error_code ec;
-  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
-  const fs::path tmp = p.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw InfraError(tmp.string() + ": error: cannot write");
-    out << doc.dump(2) << '\n';
-    out.flush();
-    if (!out) throw InfraError(tmp.string() + ": error: write failed");
-  }
-  fs::rename(tmp, p, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw InfraError(path + ": error: cannot write Google Benchmark JSON: " + ec.message());
+  const core::WriteResult w = core::write_file_atomic(path, doc.dump(2) + "\n");
+  switch (w.stage) {
+    case core::WriteResult::Stage::kOk: return;
+    case core::WriteResult::Stage::kCreateDir:  // the temp file cannot be created there either
+    case core::WriteResult::Stage::kOpen: throw InfraError(w.tmp + ": error: cannot write");
+    case core::WriteResult::Stage::kWrite: throw InfraError(w.tmp + ": error: write failed");
+    case core::WriteResult::Stage::kRename:
+      throw InfraError(path + ": error: cannot write Google Benchmark JSON: " + w.error);
   }
 }
 

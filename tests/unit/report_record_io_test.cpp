@@ -146,5 +146,31 @@ TEST(ReportRecordIo, FileNamesAreFlat) {
   EXPECT_EQ(record_file_name("native", "ops/softmax_4096"), "native__ops_softmax_4096.json");
 }
 
+// Was: a directory where run.json should be read as "" and failed as "malformed JSON".
+TEST(ReportRecordIo, ADirectoryForARecordCannotBeRead) {
+  TempDir d = copy_basic();
+  fs::remove(d / "run.json");
+  fs::create_directories(d / "run.json");
+  std::string e = load_error(d.str());
+  EXPECT_NE(e.find(d / "run.json" + ": cannot read the file"), std::string::npos) << e;
+}
+
+// Was: a failed rename left PATH.tmp behind.
+TEST(ReportRecordIo, AFailedAtomicWriteLeavesNoTempFile) {
+  TempDir d;
+  fs::create_directories(d.path / "report.md" / "busy");  // a file cannot replace it
+  try {
+    write_file_atomic(d / "report.md", "# report\n");
+    FAIL() << "no error";
+  } catch (const InfraError& e) {
+    EXPECT_NE(std::string(e.what()).find(d / "report.md" + ": cannot rename into place: "), std::string::npos)
+        << e.what();
+  }
+  for (const auto& e : fs::directory_iterator(d.path))
+    EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << e.path();
+  write_file_atomic(d / "sub/dir/report.md", "# report\n");
+  EXPECT_TRUE(fs::is_regular_file(d.path / "sub/dir/report.md"));
+}
+
 }  // namespace
 }  // namespace kgate::report
