@@ -21,6 +21,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/log.h"
 #include "core/paths.h"
 #include "kgate/build_info.h"
@@ -31,11 +32,8 @@ namespace kgate::cli {
 namespace {
 
 std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw InfraError(p.string() + ": cannot read (kgate's data directory is " + paths::data_dir() + ")");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return core::read_file_or_throw<InfraError>(
+      p.string(), p.string() + ": cannot read (kgate's data directory is " + paths::data_dir() + ")");
 }
 
 // The CI templates with the pinned kgate written in: `KGATE_GIT: ...` / `KGATE_REF: ...`

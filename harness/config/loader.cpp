@@ -4,16 +4,14 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <sstream>
 
 #include "config/suggest.h"
 #include "config/yaml_map.h"
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace fs = std::filesystem;
 
@@ -57,15 +55,13 @@ SourceLoc file_loc(const std::string& path) { return SourceLoc{path, 0, 0}; }
 // Reads and parses one YAML document. Syntax errors become a diagnostic at the parser's
 // position; nullopt means there is nothing to validate further.
 std::optional<YAML::Node> read_document(const std::string& path, Diagnostics& diags) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags.error(file_loc(path), std::string("cannot read file: ") + std::strerror(errno));
+  const core::ReadResult text = core::read_file(path);
+  if (!text.ok()) {
+    diags.error(file_loc(path), "cannot read file: " + text.error);
     return std::nullopt;
   }
-  std::stringstream buf;
-  buf << in.rdbuf();
   try {
-    YAML::Node root = YAML::Load(buf.str());
+    YAML::Node root = YAML::Load(text.bytes);
     if (!root.IsDefined() || root.IsNull()) {
       diags.error(SourceLoc{path, 1, 1},
                   "file is empty: expected a mapping starting with 'version: 1'");

@@ -2,10 +2,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/log.h"
 #include "gates/case_plan.h"
 #include "gates/correctness_gate.h"
@@ -204,15 +204,12 @@ struct Evaluator::Impl {
       g.reason = "static: " + why;
       g.rows.push_back({case_id, false, why, 0, 0});
     };
-    std::ifstream in(cand, std::ios::binary);
-    std::error_code ec;
-    if (!in || fs::is_directory(cand, ec)) {
+    core::ReadResult read = core::read_file(cand);
+    if (!read.ok()) {
       fail("read", "cannot read candidate " + cand);
       return g;
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    const std::string source = ss.str();
+    const std::string source = std::move(read.bytes);
 
     // Python candidates are linted by the Python worker (it knows the problem's reference op).
     auto findings = kernelbench() ? std::vector<LintFinding>{} : lint_candidate(source);

@@ -1,16 +1,12 @@
 #include "gates/static_gate.h"
 
-#include <git2.h>
-
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <mutex>
 #include <set>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace kgate::gates {
 namespace {
@@ -64,16 +60,6 @@ const Rule* name_rule(std::string_view qualified, std::string_view last) {
     return &kFileIo;
   }
   return nullptr;
-}
-
-std::string git_blob_id(const void* data, std::size_t n) {
-  static std::once_flag once;
-  std::call_once(once, [] { git_libgit2_init(); });
-  git_oid oid;
-  if (git_odb_hash(&oid, data, n, GIT_OBJECT_BLOB) != 0) throw InfraError("workspace hash: git_odb_hash failed");
-  char hex[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(hex, sizeof hex, &oid);
-  return hex;
 }
 
 }  // namespace
@@ -232,17 +218,13 @@ std::map<std::string, std::string> snapshot_workspace(const std::string& dir,
     std::string rel = fs::relative(p, root).generic_string();
     if (it->is_symlink()) {
       std::string target = fs::read_symlink(p, ec).string();
-      out[rel] = "link:" + git_blob_id(target.data(), target.size());
+      out[rel] = "link:" + core::git_blob_id(target);
       continue;
     }
     if (!it->is_regular_file()) continue;
     if (!excl.empty() && fs::weakly_canonical(p, ec) == excl) continue;
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw InfraError("workspace: cannot read " + p.string());
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    std::string bytes = ss.str();
-    out[rel] = git_blob_id(bytes.data(), bytes.size());
+    out[rel] = core::git_blob_id(
+        core::read_file_or_throw<InfraError>(p.string(), "workspace: cannot read " + p.string()));
   }
   return out;
 }
@@ -255,18 +237,14 @@ std::string hash_workspace(const std::string& dir, const std::string& exclude) {
     manifest += id;
     manifest += '\n';
   }
-  return git_blob_id(manifest.data(), manifest.size());
+  return core::git_blob_id(manifest);
 }
 
-std::string hash_bytes(std::string_view bytes) { return git_blob_id(bytes.data(), bytes.size()); }
+std::string hash_bytes(std::string_view bytes) { return core::git_blob_id(bytes); }
 
 std::string hash_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string bytes = ss.str();
-  return git_blob_id(bytes.data(), bytes.size());
+  const core::ReadResult r = core::read_file(path);
+  return r.ok() ? core::git_blob_id(r.bytes) : "";
 }
 
 std::vector<std::string> workspace_changes(const std::map<std::string, std::string>& before,

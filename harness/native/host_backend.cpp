@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/file_io.h"
 #include "core/log.h"
 #include "native/stopping_rule.h"
 
@@ -141,18 +142,16 @@ protocol::CompileResult HostBackend::compile(const std::string& source_path,
                                              std::shared_ptr<Module>* module) {
   module->reset();
   protocol::CompileResult res;
-  std::ifstream in(source_path, std::ios::binary);
-  if (!in) {
-    res.log = "cannot read candidate source " + source_path + ": " + std::strerror(errno);
+  const core::ReadResult src = core::read_file(source_path);
+  if (!src.ok()) {
+    res.log = "cannot read candidate source " + source_path + ": " + src.error;
     return res;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
 
   HostCompileRequest req;
   // The #line keeps diagnostics pointing at the user's file, not the cached copy.
   std::string display = fs::absolute(source_path).lexically_normal().string();
-  req.text = "#line 1 \"" + display + "\"\n" + ss.str();
+  req.text = "#line 1 \"" + display + "\"\n" + src.bytes;
   req.source_dir = fs::path(display).parent_path().string();
   req.defines = defines;
   req.cache_dir = cache_dir;

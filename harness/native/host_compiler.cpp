@@ -15,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/file_io.h"
 #include "core/paths.h"
 #include "native/source_key.h"
 
@@ -34,14 +35,6 @@ std::vector<std::string> split_ws(const std::string& s) {
   std::string w;
   while (in >> w) out.push_back(w);
   return out;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 bool write_file(const std::string& path, const std::string& bytes) {
@@ -171,7 +164,7 @@ HostCompileOutput HostCompiler::compile(const HostCompileRequest& req) {
   for (const auto& c : cxx_) key += c + '\0';
   key += version_ + '\0';
   for (const auto& f : flags) key += f + '\0';
-  key += read_file(inc + "/kgate/kernel.h") + '\0';
+  key += core::read_file(inc + "/kgate/kernel.h").bytes + '\0';
   key += req.text;
   key += '\0' + local_includes(req.source_dir, req.text);
   std::string hash = content_hash(key);
@@ -188,7 +181,7 @@ HostCompileOutput HostCompiler::compile(const HostCompileRequest& req) {
   if (fs::exists(so)) {
     out.ok = true;
     out.cache_hit = true;
-    out.log = read_file((dir / (hash + ".log")).string());
+    out.log = core::read_file((dir / (hash + ".log")).string()).bytes;
     return finish();
   }
 

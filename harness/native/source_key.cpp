@@ -1,30 +1,16 @@
 #include "native/source_key.h"
 
-#include <git2.h>
-
 #include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
-#include <sstream>
-#include <stdexcept>
+
+#include "core/file_io.h"
 
 namespace kgate::native {
 
 namespace fs = std::filesystem;
 
-std::string content_hash(const std::string& bytes) {
-  static const int init = git_libgit2_init();  // idempotent; kept for the process lifetime
-  (void)init;
-  git_oid oid;
-  if (git_odb_hash(&oid, bytes.data(), bytes.size(), GIT_OBJECT_BLOB) != 0) {
-    const git_error* e = git_error_last();
-    throw std::runtime_error(std::string("git_odb_hash failed: ") + (e != nullptr ? e->message : "?"));
-  }
-  char hex[GIT_OID_HEXSZ + 1] = {};
-  git_oid_tostr(hex, sizeof hex, &oid);
-  return hex;
-}
+std::string content_hash(const std::string& bytes) { return core::git_blob_id(bytes); }
 
 namespace {
 
@@ -43,10 +29,8 @@ void scan(const fs::path& dir, const std::string& text, Walk& w) {
     std::error_code ec;
     fs::path p = fs::weakly_canonical(dir / (*it)[1].str(), ec);
     if (ec || !fs::is_regular_file(p, ec) || !w.seen.insert(p).second) continue;
-    std::ifstream f(p, std::ios::binary);
-    std::ostringstream body;
-    body << f.rdbuf();
-    const std::string content = body.str();
+    // An include that cannot be read keys as empty: its compile then fails and says why.
+    const std::string content = core::read_file(p.string()).bytes;
     w.out += p.string() + '\0' + content + '\0';
     scan(p.parent_path(), content, w);
   }

@@ -7,7 +7,7 @@
 
 namespace kgate::native {
 
-// Git blob id (libgit2's git_odb_hash) of `bytes`, as 40 hex digits.
+// Git blob id of `bytes`, as 40 hex digits (core::git_blob_id, kgate's one content hash).
 std::string content_hash(const std::string& bytes);
 
 // The files `text` (which lives in `dir`) includes with #include "name" that resolve

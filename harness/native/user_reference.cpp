@@ -1,10 +1,9 @@
 #include "native/user_reference.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
+#include "core/file_io.h"
 #include "native/checker.h"
 #include "native/host_backend.h"
 
@@ -27,16 +26,14 @@ std::string user_reference_unit(const std::string& display_path, const std::stri
 std::unique_ptr<UserReference> UserReference::load(const std::string& source_path,
                                                    const std::string& cache_dir,
                                                    HostCompiler& compiler, std::string* err) {
-  std::ifstream in(source_path, std::ios::binary);
-  if (!in) {
+  core::ReadResult src = core::read_file(source_path);
+  if (!src.ok()) {
     *err = "cannot read reference_source " + source_path;
     return nullptr;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
   std::string display = fs::absolute(source_path).lexically_normal().string();
   HostCompileRequest req;
-  req.text = user_reference_unit(display, ss.str());
+  req.text = user_reference_unit(display, src.bytes);
   req.source_dir = fs::path(display).parent_path().string();
   req.cache_dir = cache_dir;
   HostCompileOutput out = compiler.compile(req);

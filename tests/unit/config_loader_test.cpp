@@ -254,6 +254,17 @@ TEST(ConfigLoader, MissingFileIsADiagnostic) {
   EXPECT_EQ(d.items()[0].str(), "/nonexistent/suites/x.yaml: error: cannot read file: No such file or directory");
 }
 
+// Was: a directory read as an empty document ("file is empty: expected a mapping ...").
+TEST(ConfigLoader, ADirectoryIsUnreadableNotEmpty) {
+  const std::string dir = ::testing::TempDir() + "kgate_loader_dir_" + std::to_string(::getpid()) + ".yaml";
+  std::filesystem::create_directories(dir);
+  Diagnostics d;
+  EXPECT_FALSE(parse_suite_file(dir, d).has_value());
+  ASSERT_EQ(d.error_count(), 1);
+  EXPECT_EQ(d.items()[0].str(), dir + ": error: cannot read file: Is a directory");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ConfigLoader, StrictLoaderThrowsUsageErrorWithEveryError) {
   try {
     load_gpu_target(fixture("bad/configs/gpus/typos.yaml"));

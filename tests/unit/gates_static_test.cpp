@@ -148,5 +148,13 @@ TEST_F(WorkspaceTest, HashFileIsTheGitBlobId) {
   EXPECT_EQ(hash_file((dir_ / "missing").string()), "");
 }
 
+// Was: a directory read as empty and hashed as the empty blob (e69de29...), so a directory
+// given as a baseline passed the evaluator's "cannot read the baseline" check.
+TEST_F(WorkspaceTest, HashFileOfADirectoryIsUnreadable) {
+  fs::create_directories(dir_ / "sub");
+  EXPECT_EQ(hash_file((dir_ / "sub").string()), "");
+  EXPECT_EQ(hash_bytes(""), "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+}
+
 }  // namespace
 }  // namespace kgate::gates

@@ -6,10 +6,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/paths.h"
 #include "native/cuda/subprocess.h"
 #include "native/source_key.h"
@@ -26,15 +25,6 @@ namespace {
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return (v != nullptr && *v != '\0') ? std::string(v) : fallback;
-}
-
-bool read_file(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
 }
 
 // Loads `path` and finds kgate_run. Returns "" on success, else why not.
@@ -126,12 +116,13 @@ protocol::CompileResult CudaCompiler::compile(const std::string& source_path,
   protocol::CompileResult result;
   module->reset();
 
-  std::string source;
-  if (!read_file(source_path, &source)) {
+  core::ReadResult src = core::read_file(source_path);
+  if (!src.ok()) {
     result.log = source_path + ": error: cannot read the candidate source";
     result.compile_ms = elapsed_ms();
     return result;
   }
+  const std::string& source = src.bytes;
   for (const auto& [name, value] : defines) {
     std::string why = check_define_name(name);
     if (!why.empty()) {
@@ -140,8 +131,8 @@ protocol::CompileResult CudaCompiler::compile(const std::string& source_path,
       return result;
     }
   }
-  std::string header;
-  if (!read_file(settings_.include_dir + "/kgate/kernel.h", &header))
+  core::ReadResult header = core::read_file(settings_.include_dir + "/kgate/kernel.h");
+  if (!header.ok())
     throw InfraError("cannot read " + settings_.include_dir +
                      "/kgate/kernel.h (set KGATE_INCLUDE_DIR to kgate's harness/include)");
 
@@ -152,7 +143,7 @@ protocol::CompileResult CudaCompiler::compile(const std::string& source_path,
   std::string key = "kgate-cuda-v1\n";
   for (const std::string& a : args) key += a + "\n";
   key += "arch=" + settings_.arch + "\n" + nvcc_version() + "\n";
-  key += header + "\n---\n" + source;
+  key += header.bytes + "\n---\n" + source;
   key += "\n---\n" + local_includes(fs::path(source_path).parent_path().string(), source);
   std::string hash = content_hash(key);
 
