@@ -422,6 +422,19 @@ Reply Worker::call(const std::string& op, const protocol::Json& params, double t
     if (auto failed = restart_if_needed()) return *failed;
     reply = exchange(op, params, timeout_s);
   }
+  // SIGKILL that kgate did not send (a deadline is a timeout, not a crash): the OOM killer
+  // or someone outside. That is no verdict on the candidate yet: the request runs once more
+  // in a fresh worker, and only the same death again is charged to what it ran.
+  if (reply.fault == gates::Fault::kCrash && last_status_known_ && WIFSIGNALED(last_status_) &&
+      WTERMSIG(last_status_) == SIGKILL) {
+    log::warn("worker: killed by SIGKILL from outside kgate during `" + op +
+              "` (the OOM killer, or a kill -9); running it once more in a fresh worker");
+    if (auto failed = restart_if_needed()) return *failed;
+    reply = exchange(op, params, timeout_s);
+    if (reply.fault == gates::Fault::kCrash && last_status_known_ && WIFSIGNALED(last_status_) &&
+        WTERMSIG(last_status_) == SIGKILL)
+      reply.fault_message += " (killed again in a fresh worker: charged to this request)";
+  }
   reply.restarted = restarted;
   if (reply.good()) record(op, params, timeout_s, reply);
   else if (op == "compile") record(op, params, timeout_s, reply);  // slot now empty

@@ -41,6 +41,12 @@ while IFS= read -r line; do
     echo "fake: about to crash in $op" >&2
     kill -SEGV $$
   fi
+  if [ "$op" = "$FAKE_KILL_OP" ] && once kill; then
+    kill -KILL $$
+  fi
+  if [ "$op" = "$FAKE_KILL_ALWAYS_OP" ]; then
+    kill -KILL $$
+  fi
   if [ "$op" = "$FAKE_EXIT_OP" ] && once exit; then
     echo "fake: exit 7" >&2
     exit 7
@@ -193,6 +199,26 @@ TEST_F(WorkerTest, CrashReportsSignalAndStderrTail) {
   r = w.call("check", Json{{"slot", "candidate"}}, 10);
   EXPECT_TRUE(r.good()) << r.describe();
   EXPECT_TRUE(r.restarted);
+}
+
+// SIGKILL from outside (the OOM killer, a kill -9) is no verdict: the request runs once
+// more in a fresh worker; only the same death again is the request's.
+TEST_F(WorkerTest, AnOutsideSigkillIsRetriedOnceInAFreshWorker) {
+  Worker w(spec({{"FAKE_KILL_OP", "time"}}));
+  ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
+  ASSERT_TRUE(w.call("compile", Json{{"slot", "candidate"}}, 10).good());
+  Reply r = w.call("time", Json::object(), 10);
+  EXPECT_TRUE(r.good()) << r.describe();
+  EXPECT_TRUE(r.restarted);
+  std::vector<std::string> want = {"hello", "compile:candidate", "time", "hello", "compile:candidate", "time"};
+  EXPECT_EQ(ops_log(), want);
+
+  Worker again(spec({{"FAKE_KILL_ALWAYS_OP", "check"}}));
+  ASSERT_TRUE(again.call("hello", Json::object(), 10).good());
+  r = again.call("check", Json::object(), 10);
+  EXPECT_EQ(r.fault, Fault::kCrash) << r.describe();
+  EXPECT_NE(r.fault_message.find("SIGKILL"), std::string::npos) << r.fault_message;
+  EXPECT_NE(r.fault_message.find("killed again in a fresh worker"), std::string::npos) << r.fault_message;
 }
 
 TEST_F(WorkerTest, ExitStatusIsReported) {
