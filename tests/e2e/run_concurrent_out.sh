@@ -4,13 +4,17 @@
 # once it has ended (or died to kill -9) the directory is free again.
 source "$(dirname "$0")/run_lib.sh.inc"  # tests/e2e/run_lib.sh.inc
 out="$T/out"
-"$KGATE_BIN" run "$SUITES/tiny.yaml" --out "$out" --seed 5 --max-experiments 4 > "$T/log1" 2>&1 &
-pid=$!
-for _ in $(seq 1 100); do
-  [ -s "$out/.kgate.lock" ] && break
-  sleep 0.1
-done
-[ -s "$out/.kgate.lock" ] || fail "the first run wrote no lock note"
+# start_holding SEED LOG: a run into $out in the background ($pid), once it holds the lock
+start_holding() {
+  "$KGATE_BIN" run "$SUITES/tiny.yaml" --out "$out" --seed "$1" --max-experiments 4 > "$2" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 100); do
+    [ -s "$out/.kgate.lock" ] && return 0
+    sleep 0.1
+  done
+  fail "the run wrote no lock note"
+}
+start_holding 5 "$T/log1"
 for extra in "" "--resume"; do
   rc=0
   "$KGATE_BIN" run "$SUITES/tiny.yaml" --out "$out" $extra > "$T/log2" 2>&1 || rc=$?
@@ -26,12 +30,7 @@ check_consistent "$out"
 [ ! -s "$out/.kgate.lock" ] || fail "the lock note outlived the run"
 
 # kill -9 frees the directory too (the kernel drops the lock with the process)
-"$KGATE_BIN" run "$SUITES/tiny.yaml" --out "$out" --seed 6 --max-experiments 4 > "$T/log3" 2>&1 &
-pid=$!
-for _ in $(seq 1 100); do
-  [ -s "$out/.kgate.lock" ] && break
-  sleep 0.1
-done
+start_holding 6 "$T/log3"
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
 "$KGATE_BIN" run "$SUITES/tiny.yaml" --out "$out" --resume --max-experiments 4 > "$T/log4" 2>&1 \

@@ -20,16 +20,23 @@ PROBLEM = FIXTURES / "inductor" / "pointwise_reduction.py"
 TOL = dict(atol=1e-4, rtol=1e-4)
 
 
+def _compiled_worker(tmp, problem):
+    """A CUDA worker with `problem` loaded in compiled mode (small variant), its kernel
+    files to go in TMP/kernels."""
+    kdir = tmp / "kernels"
+    w = Worker(tmp / "worker.stderr")
+    w.ok("hello", backend="cuda", device_index=0, cache_dir=str(tmp / "cache"))
+    w.ok("load_problem", problem={"kind": "kernelbench", "path": str(problem),
+                                  "variant": "small", "mode": "compiled",
+                                  "kernels_dir": str(kdir)})
+    return w, kdir
+
+
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
     """One worker with the problem loaded in compiled mode and the inventory written."""
     tmp = tmp_path_factory.mktemp("inductor_cuda")
-    kdir = tmp / "kernels"
-    w = Worker(tmp / "worker.stderr")
-    w.ok("hello", backend="cuda", device_index=0, cache_dir=str(tmp / "cache"))
-    w.ok("load_problem", problem={"kind": "kernelbench", "path": str(PROBLEM),
-                                  "variant": "small", "mode": "compiled",
-                                  "kernels_dir": str(kdir)})
+    w, kdir = _compiled_worker(tmp, PROBLEM)
     inv = w.ok("inventory", dir=str(kdir), timeout=600)
     yield w, inv, kdir, tmp
     w.kill()
@@ -198,13 +205,8 @@ def test_seed_compile_and_the_kernel_set_of_a_directory(tmp_path):
     configured differently carries its choice as a kgate:tune-seed line; then the problem
     file as the candidate swaps in every changed file of kernels_dir (the final
     re-measure's model), and an unchanged one is reported as such."""
-    kdir = tmp_path / "kernels"
-    w = Worker(tmp_path / "worker.stderr")
+    w, kdir = _compiled_worker(tmp_path, PROBLEM)
     try:
-        w.ok("hello", backend="cuda", device_index=0, cache_dir=str(tmp_path / "cache"))
-        w.ok("load_problem", problem={"kind": "kernelbench", "path": str(PROBLEM),
-                                      "variant": "small", "mode": "compiled",
-                                      "kernels_dir": str(kdir)})
         inv = w.ok("inventory", dir=str(kdir), seed_mode="coordinate-descent", timeout=600)
         assert inv["seed_mode"] == "coordinate-descent", inv.get("seed_note")
         for k in inv["kernels"]:
@@ -239,13 +241,8 @@ def test_template_offer_is_written_swapped_in_and_correct(tmp_path, problem):
     kernel; the template file compiles into the live model, passes the kernel-level check
     and the model-level check, and times."""
     path = FIXTURES.parent.parent / "kernelbench" / "level1" / f"{problem}.py"
-    kdir = tmp_path / "kernels"
-    w = Worker(tmp_path / "worker.stderr")
+    w, kdir = _compiled_worker(tmp_path, path)
     try:
-        w.ok("hello", backend="cuda", device_index=0, cache_dir=str(tmp_path / "cache"))
-        w.ok("load_problem", problem={"kind": "kernelbench", "path": str(path),
-                                      "variant": "small", "mode": "compiled",
-                                      "kernels_dir": str(kdir)})
         inv = w.ok("inventory", dir=str(kdir), timeout=600)
         offered = [k for k in inv["kernels"] if k.get("templates")]
         assert len(offered) == 1, [(k["name"], k["aten_ops"]) for k in inv["kernels"]]
