@@ -513,6 +513,23 @@ std::string join(const std::vector<std::string>& v) {
 }
 
 // One shape: every dimension the op names, each >= 1, no others; then the op's own check.
+// Largest tensor a problem may declare (elements): past it the sizes are a typo, and
+// before it the products must not wrap around int64 (a wrapped size read as small).
+constexpr int64_t kMaxTensorElements = int64_t{1} << 36;
+
+// "" when every tensor of the op at `d` has a size that fits, else which does not.
+std::string element_count_problem(const ops::Op& op, const ops::Dims& d) {
+  std::vector<ops::TensorDecl> all = op.inputs();
+  for (const auto& t : op.outputs()) all.push_back(t);
+  for (const auto& t : all) {
+    int64_t n = 1;
+    for (int64_t s : op.shape_of(t, d))
+      if (__builtin_mul_overflow(n, s, &n) || n > kMaxTensorElements)
+        return "tensor '" + t.name + "' would hold more than 2^36 elements (kgate's cap on one tensor)";
+  }
+  return "";
+}
+
 std::optional<ops::Dims> parse_dims(const YAML::Node& n, const std::string& what, const ops::Op* op,
                                     const std::string& path, Diagnostics& diags) {
   SourceLoc where = loc_of(path, n);
@@ -565,6 +582,7 @@ std::optional<ops::Dims> parse_dims(const YAML::Node& n, const std::string& what
   }
   if (!ok) return std::nullopt;
   std::string why = op->check_dims(d);
+  if (why.empty()) why = element_count_problem(*op, d);
   if (!why.empty()) {
     diags.error(where, "'" + what + "' " + dims_str(d) + " is not valid for " +
                            std::string(op->name()) + ": " + why);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -105,6 +106,33 @@ TEST(ConfigLoader, GoodSuiteEveryKey) {
   EXPECT_FALSE(s.measurement.flush_l2);
   EXPECT_TRUE(s.fail_on.correctness);
   EXPECT_TRUE(s.fail_on.performance);
+}
+
+// Sizes whose element count wraps around int64 or passes kgate's cap on one tensor are
+// refused where they are written, never handed to a worker as a small wrapped size.
+TEST(ConfigLoader, TensorSizesThatOverflowAreRefused) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("kgate_dims_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::copy(fixture("good"), dir, fs::copy_options::recursive);
+  const fs::path f = dir / "native" / "softmax.yaml";
+  std::string text;
+  {
+    std::ifstream in(f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  for (const std::string dims : {"{R: 9223372036854775807, C: 4}", "{R: 1000000, C: 1000000}"}) {
+    std::string t = text;
+    t.replace(t.find("{R: 1024, C: 1024}"), 18, dims);
+    std::ofstream(f, std::ios::trunc) << t;
+    Diagnostics d;
+    auto p = parse_native_problem_file(f.string(), d);  // the real softmax op: x[R, C]
+    EXPECT_FALSE(p.has_value() && d.empty());
+    EXPECT_NE(d.str().find("more than 2^36 elements"), std::string::npos) << dims << "\n" << d.str();
+    EXPECT_NE(d.str().find(f.string() + ":6:"), std::string::npos) << d.str();
+  }
+  fs::remove_all(dir);
 }
 
 TEST(ConfigLoader, GoodNativeProblemEveryKey) {
