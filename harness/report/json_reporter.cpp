@@ -72,6 +72,7 @@ nlohmann::json json_report(const Summary& s) {
                              {"extern_calls", r.extern_calls},
                              {"kernels_searched", r.kernels_searched},
                              {"kernels_kept", r.kernels_kept},
+                             {"templates_kept", r.templates_kept},
                              {"pct_roofline", r.pct_roofline},
                              {"experiments", r.experiments},
                              {"kept", r.kept},

@@ -60,7 +60,11 @@ std::string dispatch_problem_row(const ProblemRow& row) {
   const ProblemResult& r = *row.record;
   return "| " + fmt::md_cell(r.level + "/" + r.problem) + " | " + fmt::md_cell(to_string(r.outcome)) + " | " +
          fmt::fraction_pct(r.triton_share) + " | " + std::to_string(r.triton_kernels) + " | " + std::to_string(r.extern_calls) +
-         " | " + std::to_string(r.kernels_searched) + " | " + std::to_string(r.kernels_kept) + " | " +
+         " | " + std::to_string(r.kernels_searched) + " | " + std::to_string(r.kernels_kept) +
+         (r.templates_kept > 0 ? " (" + std::to_string(r.templates_kept) + " template" +
+                                     (r.templates_kept == 1 ? "" : "s") + ")"
+                               : "") +
+         " | " +
          fmt::speedup(row.speedup_vs_compile) + " | " + fmt::md_cell(r.outcome == Outcome::kFallback ? r.reason : "") +
          " |\n";
 }

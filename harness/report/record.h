@@ -96,6 +96,7 @@ struct ProblemResult {
   int extern_calls = 0;      // compiled: cuBLAS/cuDNN/ATen calls left alone
   int kernels_searched = 0;
   int kernels_kept = 0;
+  int templates_kept = 0;    // compiled: kept kernels that are one of kgate's templates
   // What the accepted results of the history are keyed by besides problem and GPU: a hash
   // of what makes two results' times comparable (the problem file, the backend). "" = unknown.
   std::string config_key;
@@ -109,7 +110,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemResult, version, run_id, 
                                                 best_candidate, best_hash, gates, wall_s, seed, env,
                                                 compile_max_autotune_us, mode, fallback_kind,
                                                 triton_share, triton_kernels, extern_calls,
-                                                kernels_searched, kernels_kept, config_key,
+                                                kernels_searched, kernels_kept, templates_kept, config_key,
                                                 vs_accepted)
 
 }  // namespace kgate::report

@@ -1078,10 +1078,14 @@ struct SuiteRun::Impl {
     res.triton_kernels = static_cast<int>(p.inventory.value("kernels", json::array()).size());
     res.extern_calls = static_cast<int>(p.inventory.value("externs", json::array()).size());
     res.kernels_searched = p.kernels_searched;
-    std::set<std::string> kept;
+    std::set<std::string> kept, templated;
     for (const auto& r : p.records)
-      if (r.verdict == ExperimentVerdict::kKeep) kept.insert(r.kernel);
+      if (r.verdict == ExperimentVerdict::kKeep) {
+        kept.insert(r.kernel);
+        if (r.point.count(kTemplatePointKey)) templated.insert(r.kernel);
+      }
     res.kernels_kept = static_cast<int>(kept.size());
+    res.templates_kept = static_cast<int>(templated.size());
     res.best_candidate = (fs::path(p.ws) / gates::kKernelsDir).string();
     // The best is a set of kernel files: hash their names and contents together.
     std::string manifest;

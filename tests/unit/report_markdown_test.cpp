@@ -16,6 +16,25 @@ TEST(ReportMarkdown, MatchesGolden) {
   expect_golden(markdown_report(summarize(run)), "report.md");
 }
 
+// The dispatch-aware table says how many kept kernels are kgate's templates.
+TEST(ReportMarkdown, DispatchRowsCountKeptTemplates) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  ASSERT_FALSE(run.results.empty());
+  ProblemResult r = run.results.front();
+  r.mode = "compiled";
+  r.outcome = Outcome::kImproved;
+  r.triton_kernels = 3;
+  r.kernels_searched = 2;
+  r.kernels_kept = 2;
+  r.templates_kept = 1;
+  run.results = {r};
+  std::string md = markdown_dispatch_tables(summarize(run), kMarkdownMaxBytes);
+  EXPECT_NE(md.find("| 2 | 2 (1 template) |"), std::string::npos) << md;
+  run.results[0].templates_kept = 0;
+  md = markdown_dispatch_tables(summarize(run), kMarkdownMaxBytes);
+  EXPECT_NE(md.find("| 2 | 2 |"), std::string::npos) << md;
+}
+
 TEST(ReportMarkdown, TruncatesRowsToFitTheLimit) {
   RunRecords base = load_run_dir(fixture("run_basic"));
   RunRecords run;

@@ -982,6 +982,7 @@ TEST_F(CompiledRun, TemplateAgentTriesTheTemplateThenTunesIt) {
   report::ProblemResult r = result();
   EXPECT_EQ(r.outcome, report::Outcome::kImproved) << r.reason;
   EXPECT_EQ(r.kernels_kept, 2);
+  EXPECT_EQ(r.templates_kept, 1);  // b's template; a's kept file is Inductor's, tuned
 }
 
 // A template slower than Inductor's kernel is reverted, and the tuner then walks Inductor's
