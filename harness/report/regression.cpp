@@ -90,9 +90,16 @@ int compare_with_accepted(RunRecords& run, const History& history, double alpha)
     gates::CandidateVerdict v;
     v.timing = speed_vs_accepted(r, *accepted);
     const gates::Timing& t = *v.timing;
-    AcceptedComparison c{accepted->run_id, accepted->accepted_at, accepted->content_hash,
-                         accepted->best_us, accepted->speedup, t.speedup, t.speedup_lo,
-                         t.speedup_hi, t.p_value};
+    AcceptedComparison c;
+    c.run_id = accepted->run_id;
+    c.accepted_at = accepted->accepted_at;
+    c.content_hash = accepted->content_hash;
+    c.accepted_us = accepted->best_us;
+    c.accepted_speedup = accepted->speedup;
+    c.ratio = t.speedup;
+    c.ratio_lo = t.speedup_lo;
+    c.ratio_hi = t.speedup_hi;
+    c.p_value = t.p_value;
     RegressionCheck check = classify_regression(v, policy);
     if (check.kind == RegressionKind::kPerformance) {
       c.regressed = true;
