@@ -55,7 +55,7 @@ TEST(ReportHistory, RecordsRunsAndAcceptsImprovedKernels) {
   EXPECT_EQ(back.results.size(), 8u);
   EXPECT_EQ(back.info.started_at, "2026-11-21T02:00:00Z");
 
-  h.accept({"level1/23_Softmax", "h200", "hash-manual", "2026-11-22T00:00:00Z", "c", "", 1, 2});
+  h.accept({"level1/23_Softmax", "h200", "hash-manual", "2026-11-22T00:00:00Z", "c", "", 1, 2, "", 0, 0});
   EXPECT_EQ(h.accepted("level1/23_Softmax", "h200")->content_hash, "hash-manual");
 }
 
