@@ -2,19 +2,15 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace kgate::search {
 namespace {
 
 std::string read_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InfraError(path + ": cannot read " + what);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return core::read_file_or_throw<InfraError>(path, path + ": cannot read " + what);
 }
 
 }  // namespace
