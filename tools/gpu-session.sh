@@ -227,19 +227,28 @@ fi
 if has aa; then
   # The A/A mode over the official KernelBench (suites/kernelbench-official-aa.yaml): each
   # reference against itself through every gate, on AA_PROBLEMS (level/name ids) or, with
-  # AA_SHARD=k/n, on that shard of all 250.
+  # AA_SHARD=k/n, on that shard of all 250. AA_SHARDS="1/8 2/8 ..." runs those shards as
+  # concurrent runs on the one GPU (the interleaved A/A stays fair; the times do not). Each
+  # worker request is traced (KGATE_WORKER_TRACE): where the time per problem goes.
   export KERNELBENCH_ROOT="${KERNELBENCH_ROOT:-$root/.kb}"
   session_suite kernelbench-official-aa suites/kernelbench-official-aa.yaml "${AA_SHARD:-}" \
-    "${AA_PROBLEMS:-level1/19_ReLU}" -e ""
-  /usr/bin/time -f "aa wall %e s" timeout "$(cap aa 300)" "$B/kgate" run "$suite" --gpu h200 \
-    "${shard[@]}" --out "$OUT/aa" > "$OUT/aa.log" 2>&1
-  stamp "kgate run kernelbench-official-aa rc=$?"; grep -E "A/A|error|warn" "$OUT/aa.log" | tail -40
-  python3 - "$OUT/aa" <<'PYEOF' 2>&1 | tail -60
-import glob, json, os, sys
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "results", "**", "*.json"), recursive=True)):
-    r = json.load(open(f))
-    print(r["level"] + "/" + r["problem"], r["outcome"], "%.1f s" % r.get("wall_s", 0), r.get("reason", "")[:300])
-PYEOF
+    "${AA_PROBLEMS:-level1/19_ReLU}" -e "s/^levels: .*/levels: [${AA_LEVELS:-kb-level1, kb-level2, kb-level3}]/"
+  aa_runs=()
+  if [ -n "${AA_SHARDS:-}" ]; then
+    for k in $AA_SHARDS; do
+      d="$OUT/aa-${k%%/*}"; mkdir -p "$d"; aa_runs+=("$d")
+      KGATE_WORKER_TRACE="$d/trace.jsonl" /usr/bin/time -f "aa $k wall %e s" timeout "$(cap aa 300)" \
+        "$B/kgate" run "$suite" --gpu h200 --shard "$k" --out "$d" > "$d.log" 2>&1 &
+    done
+    wait
+  else
+    mkdir -p "$OUT/aa"; aa_runs=("$OUT/aa")
+    KGATE_WORKER_TRACE="$OUT/aa/trace.jsonl" /usr/bin/time -f "aa wall %e s" timeout "$(cap aa 300)" \
+      "$B/kgate" run "$suite" --gpu h200 "${shard[@]}" --out "$OUT/aa" > "$OUT/aa.log" 2>&1
+  fi
+  stamp "kgate run kernelbench-official-aa done"
+  for d in "${aa_runs[@]}"; do grep -E "A/A|error|warn|wall" "$d.log" | tail -8; done
+  python3 tools/aa_summary.py "${aa_runs[@]}" --json "$OUT/aa-summary.json" 2>&1 | tail -80
   rm -f "$suite"
 fi
 if has study; then

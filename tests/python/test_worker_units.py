@@ -413,3 +413,29 @@ def test_side_stream_threshold_grows_with_the_sample():
     assert ct.side_threshold_us(5.0, 2.0) == 55.0          # 50 µs floor over the idle cost
     assert ct.side_threshold_us(20.0, 10.0) == 100.0       # 4x a slow idle synchronize
     assert ct.side_threshold_us(5.0, 2000.0) == 105.0      # 5 % of a 2 ms sample
+
+
+def test_worker_trace_names_each_request_and_its_problem(tmp_path, monkeypatch):
+    import io
+    import json as _json
+
+    from kgate_worker.protocol import serve
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv("KGATE_WORKER_TRACE", str(trace))
+    from kgate_worker import PROTOCOL_VERSION
+    reqs = [{"v": PROTOCOL_VERSION, "id": 1, "op": "load", "problem": {"path": "/kb/19_ReLU.py"}},
+            {"v": PROTOCOL_VERSION, "id": 2, "op": "time"},
+            {"v": PROTOCOL_VERSION, "id": 3, "op": "boom"}]
+    proto_in = io.BytesIO("".join(_json.dumps(r) + "\n" for r in reqs).encode())
+    proto_out = io.StringIO()
+
+    def boom(_):
+        raise RuntimeError("no")
+    rc = serve({"load": lambda p: {}, "time": lambda p: {}, "boom": boom}, proto_in, proto_out,
+               lambda m: None)
+    assert rc == 0
+    lines = [_json.loads(x) for x in trace.read_text().splitlines()]
+    # the failed request is answered but not traced as handled time
+    assert [(x["op"], x["problem"]) for x in lines] == [("load", "/kb/19_ReLU.py"),
+                                                          ("time", "/kb/19_ReLU.py")]
+    assert all(x["s"] >= 0 for x in lines)

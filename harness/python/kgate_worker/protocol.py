@@ -7,6 +7,7 @@ import json
 import math
 import os
 import sys
+import time
 from typing import Any, Callable
 
 from . import PROTOCOL_VERSION
@@ -159,10 +160,31 @@ def _read_line(stream) -> bytes:
             return b"".join(chunks)
 
 
+_traced_problem = [""]  # the problem the last load named: later requests act on it
+
+
+def _trace(path: str, op: str, params: dict, seconds: float) -> None:
+    spec = params.get("problem") if isinstance(params, dict) else None
+    if isinstance(spec, dict) and isinstance(spec.get("path"), str):
+        _traced_problem[0] = spec["path"]
+    line = json.dumps({"pid": os.getpid(), "op": op, "problem": _traced_problem[0],
+                       "s": round(seconds, 4)})
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+    except OSError:
+        pass  # a trace that cannot be written never fails the request
+
+
 def serve(handlers: dict[str, Callable[[dict], dict]], proto_in, proto_out,
           log: Callable[[str], None], fatal: Callable[[], str] = lambda: "") -> int:
     """The request loop. Returns the exit status: 0 on EOF or shutdown, 3 when `fatal()`
-    reports (after an answer) that the process must not serve another request."""
+    reports (after an answer) that the process must not serve another request.
+
+    With KGATE_WORKER_TRACE naming a file, each request appends one JSON line to it (pid,
+    op, the problem the worker last loaded, seconds in the handler): where a
+    run's time goes, per request kind."""
+    trace = os.environ.get("KGATE_WORKER_TRACE", "")
     while True:
         line = _read_line(proto_in)
         if not line:
@@ -176,7 +198,10 @@ def serve(handlers: dict[str, Callable[[dict], dict]], proto_in, proto_out,
             handler = handlers.get(op)
             if handler is None:
                 raise bad_request(f"unknown op '{op}'")
+            t0 = time.perf_counter()
             result = handler(params)
+            if trace:
+                _trace(trace, op, params, time.perf_counter() - t0)
             response = ok_response(rid, result)
             stop = op == "shutdown"
         except WorkerError as e:
