@@ -231,7 +231,7 @@ if has aa; then
   # concurrent runs on the one GPU (the interleaved A/A stays fair; the times do not). Each
   # worker request is traced (KGATE_WORKER_TRACE): where the time per problem goes.
   export KERNELBENCH_ROOT="${KERNELBENCH_ROOT:-$root/.kb}"
-  session_suite kernelbench-official-aa suites/kernelbench-official-aa.yaml "${AA_SHARD:-}" \
+  session_suite kernelbench-official-aa suites/kernelbench-official-aa.yaml "${AA_SHARD:-${AA_SHARDS:+1/1}}" \
     "${AA_PROBLEMS:-level1/19_ReLU}" -e "s/^levels: .*/levels: [${AA_LEVELS:-kb-level1, kb-level2, kb-level3}]/"
   aa_runs=()
   if [ -n "${AA_SHARDS:-}" ]; then

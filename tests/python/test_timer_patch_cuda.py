@@ -71,10 +71,9 @@ def test_event_timing_is_honest_even_unchecked(cw, tmp_path, monkeypatch):
     samples by ten; with the identity check off it is still measured as the slower one."""
     monkeypatch.setattr(clocks, "verify", lambda when="": None)
     cand = candidate(tmp_path, """
-        if self.calls == 1:
-            E = torch.cuda.Event
-            r = E.elapsed_time
-            E.elapsed_time = lambda s, e: r(s, e) / 10
+        if self.calls == 1:  # through exec: the static gate would see it written plainly
+            exec("E = torch.cuda.Event\\nr = E.elapsed_time\\n"
+                 "E.elapsed_time = lambda s, e: r(s, e) / 10", {"torch": torch})
         for _ in range(2):
             torch.relu(a @ b)
     """)
