@@ -74,7 +74,7 @@ struct Evaluator::Impl {
   // numbers when the search promotes it (promote_last_candidate) instead of re-checking.
   std::map<std::string, protocol::CaseResult> last_passed;
   bool promoted = false;
-  std::map<std::string, std::map<std::string, std::string>> workspace_before;  // per excluded file
+  std::map<std::string, core::WorkspaceSnapshot> workspace_before;  // per excluded file
   std::string degenerate;  // kernelbench: the worker's degenerate-problem finding
 
   // KernelBench problems run in the Python worker, native ones in kgate-native.
@@ -224,9 +224,9 @@ struct Evaluator::Impl {
     g.rows.push_back({"lint", true, "no forbidden constructs", 0, 0});
 
     if (!opt.workspace.empty()) {
-      auto now = snapshot_workspace(opt.workspace, cand);
+      auto now = core::snapshot_workspace(opt.workspace, cand);
       auto [it, first] = workspace_before.try_emplace(cand, now);
-      auto changed = workspace_changes(it->second, now);
+      auto changed = describe_workspace_changes(it->second, now);
       if (!changed.empty()) {
         std::string list;
         for (std::size_t i = 0; i < changed.size() && i < 5; ++i) list += (i ? ", " : "") + changed[i];

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <set>
 
 #include "core/error.h"
@@ -10,8 +9,6 @@
 
 namespace kgate::gates {
 namespace {
-
-namespace fs = std::filesystem;
 
 bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -195,51 +192,6 @@ std::vector<LintFinding> lint_candidate(std::string_view source) {
   return found;
 }
 
-std::map<std::string, std::string> snapshot_workspace(const std::string& dir,
-                                                      const std::string& exclude) {
-  std::error_code ec;
-  fs::path root = fs::weakly_canonical(dir, ec);
-  if (ec || !fs::is_directory(root)) throw InfraError("workspace " + dir + " is not a directory");
-  fs::path excl;
-  if (!exclude.empty()) {
-    fs::path e(exclude);
-    excl = fs::weakly_canonical(e.is_absolute() ? e : root / e, ec);
-  }
-  std::map<std::string, std::string> out;
-  fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end;
-  if (ec) throw InfraError("workspace " + dir + ": " + ec.message());
-  for (; it != end; it.increment(ec)) {
-    if (ec) throw InfraError("workspace " + dir + ": " + ec.message());
-    const fs::path& p = it->path();
-    if (p.filename() == ".git") {
-      it.disable_recursion_pending();
-      continue;
-    }
-    std::string rel = fs::relative(p, root).generic_string();
-    if (it->is_symlink()) {
-      std::string target = fs::read_symlink(p, ec).string();
-      out[rel] = "link:" + core::git_blob_id(target);
-      continue;
-    }
-    if (!it->is_regular_file()) continue;
-    if (!excl.empty() && fs::weakly_canonical(p, ec) == excl) continue;
-    out[rel] = core::git_blob_id(
-        core::read_file_or_throw<InfraError>(p.string(), "workspace: cannot read " + p.string()));
-  }
-  return out;
-}
-
-std::string hash_workspace(const std::string& dir, const std::string& exclude) {
-  std::string manifest;
-  for (const auto& [path, id] : snapshot_workspace(dir, exclude)) {
-    manifest += path;
-    manifest += '\0';
-    manifest += id;
-    manifest += '\n';
-  }
-  return core::git_blob_id(manifest);
-}
-
 std::string hash_bytes(std::string_view bytes) { return core::git_blob_id(bytes); }
 
 std::string hash_file(const std::string& path) {
@@ -247,17 +199,17 @@ std::string hash_file(const std::string& path) {
   return r.ok() ? core::git_blob_id(r.bytes) : "";
 }
 
-std::vector<std::string> workspace_changes(const std::map<std::string, std::string>& before,
-                                           const std::map<std::string, std::string>& after) {
+std::vector<std::string> describe_workspace_changes(const core::WorkspaceSnapshot& before,
+                                                    const core::WorkspaceSnapshot& after) {
   std::vector<std::string> changed;
-  for (const auto& [p, id] : before) {
-    auto it = after.find(p);
-    if (it == after.end()) changed.push_back(p + " (removed)");
-    else if (it->second != id) changed.push_back(p + " (modified)");
+  for (const core::WorkspaceChange& c : core::workspace_changes(before, after)) {
+    switch (c.kind) {
+      case core::WorkspaceChange::Kind::kCreated: changed.push_back(c.path + " (added)"); break;
+      case core::WorkspaceChange::Kind::kDeleted: changed.push_back(c.path + " (removed)"); break;
+      case core::WorkspaceChange::Kind::kModified: changed.push_back(c.path + " (modified)"); break;
+      case core::WorkspaceChange::Kind::kModeChanged: break;
+    }
   }
-  for (const auto& [p, id] : after)
-    if (!before.count(p)) changed.push_back(p + " (added)");
-  std::sort(changed.begin(), changed.end());
   return changed;
 }
 

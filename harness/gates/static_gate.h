@@ -2,10 +2,11 @@
 // Gate 1, the static checks that need no worker: lint rules on the candidate's source
 // and the integrity of the workspace around it. (Compilation, the last static check,
 // goes through the worker: see evaluator.cpp.)
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/workspace.h"
 
 namespace kgate::gates {
 
@@ -27,19 +28,17 @@ std::string strip_comments_and_strings(std::string_view source);
 // socket I/O, device resets), in source order.
 std::vector<LintFinding> lint_candidate(std::string_view source);
 
-// Content hash of every regular file (and symlink, by its target) under `dir`, except
-// `exclude` (the candidate; absolute or relative to dir) and git's own .git directory,
-// which changes with every experiment commit. Git blob ids per file, combined with the
-// relative paths. Stable across runs and machines.
-std::map<std::string, std::string> snapshot_workspace(const std::string& dir,
-                                                      const std::string& exclude);
-std::string hash_workspace(const std::string& dir, const std::string& exclude);
-// Git blob id of one file's content ("" when it cannot be read).
+// The workspace around the candidate is snapshotted by core::snapshot_workspace
+// (core/workspace.h); the gate's own part is how a change is worded.
+// "sub/helper.h (modified)", "added.h (added)", "x (removed)", in path order. A mode change
+// alone is not listed: the evaluation only checks that no content changed.
+std::vector<std::string> describe_workspace_changes(const core::WorkspaceSnapshot& before,
+                                                    const core::WorkspaceSnapshot& after);
+
+// Git blob id of one file's content ("" when it cannot be read): core::git_blob_id over
+// core::read_file, with the gate's "" for unreadable (callers in cli/ and search/).
 std::string hash_file(const std::string& path);
-// Git blob id of bytes.
+// Git blob id of bytes (core::git_blob_id).
 std::string hash_bytes(std::string_view bytes);
-// Relative paths added, removed or changed between two snapshots, sorted.
-std::vector<std::string> workspace_changes(const std::map<std::string, std::string>& before,
-                                           const std::map<std::string, std::string>& after);
 
 }  // namespace kgate::gates

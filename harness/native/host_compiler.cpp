@@ -167,7 +167,7 @@ HostCompileOutput HostCompiler::compile(const HostCompileRequest& req) {
   key += core::read_file(inc + "/kgate/kernel.h").bytes + '\0';
   key += req.text;
   key += '\0' + local_includes(req.source_dir, req.text);
-  std::string hash = content_hash(key);
+  std::string hash = core::git_blob_id(key);
 
   fs::path dir = fs::path(req.cache_dir.empty() ? default_cache_dir() : req.cache_dir) / "host";
   std::error_code ec;

@@ -10,8 +10,6 @@ namespace kgate::native {
 
 namespace fs = std::filesystem;
 
-std::string content_hash(const std::string& bytes) { return core::git_blob_id(bytes); }
-
 namespace {
 
 constexpr std::size_t kMaxFiles = 64;

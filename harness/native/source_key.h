@@ -1,14 +1,11 @@
 #pragma once
 // What identifies a compiled candidate in the compile caches (host and cuda): a git blob
-// id over everything that decides the binary, including the headers a candidate pulls in
-// from beside itself -- editing one of them must rebuild the candidate, not load a stale
-// object from a runner's persistent cache.
+// id (core::git_blob_id) over everything that decides the binary, including the headers a
+// candidate pulls in from beside itself -- editing one of them must rebuild the candidate,
+// not load a stale object from a runner's persistent cache.
 #include <string>
 
 namespace kgate::native {
-
-// Git blob id of `bytes`, as 40 hex digits (core::git_blob_id, kgate's one content hash).
-std::string content_hash(const std::string& bytes);
 
 // The files `text` (which lives in `dir`) includes with #include "name" that resolve
 // relative to the including file, recursively and each once, as "path\0content\0" in the

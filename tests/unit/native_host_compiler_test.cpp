@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/file_io.h"
 #include "native/source_key.h"
 #include "native_fixture_match.h"
 
@@ -28,7 +29,7 @@ HostCompileRequest request(const std::string& cache, const std::string& text,
 
 TEST(NativeHostCompiler, ContentHashIsGitBlobSha1) {
   // `printf 'hello\n' | git hash-object --stdin`
-  EXPECT_EQ(content_hash("hello\n"), "ce013625030ba8dba906f756967f9e9ca394464a");
+  EXPECT_EQ(core::git_blob_id("hello\n"), "ce013625030ba8dba906f756967f9e9ca394464a");  // the cache key hash
 }
 
 void write_text(const fs::path& p, const std::string& text) {

@@ -45,7 +45,7 @@ TEST_F(SearchWorkspaceGuard, CandidateAndGitChangesAreAllowed) {
 
 TEST_F(SearchWorkspaceGuard, EveryOtherChangeIsCaughtAndUndone) {
   auto snap = snapshot_workspace(dir.string(), "kernel.cpp");
-  uint64_t h = hash_snapshot(snap);
+  const std::string h = core::workspace_hash(snap);
   fs::permissions(dir / "problem.yaml", fs::perms::owner_all, fs::perm_options::replace);
   std::ofstream(dir / "problem.yaml") << "id: p\ntolerance: 1e9\n";
   fs::remove(dir / "sub" / "data.txt");
@@ -61,7 +61,7 @@ TEST_F(SearchWorkspaceGuard, EveryOtherChangeIsCaughtAndUndone) {
   EXPECT_EQ(slurp(dir / "problem.yaml"), "id: p\n");
   EXPECT_EQ(slurp(dir / "sub" / "data.txt"), "data\n");
   EXPECT_FALSE(fs::exists(dir / "new"));
-  EXPECT_EQ(hash_snapshot(snapshot_workspace(dir.string(), "kernel.cpp")), h);
+  EXPECT_EQ(core::workspace_hash(snapshot_workspace(dir.string(), "kernel.cpp")), h);
 }
 
 TEST_F(SearchWorkspaceGuard, ModeChangeIsAViolation) {

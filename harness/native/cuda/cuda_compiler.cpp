@@ -145,7 +145,7 @@ protocol::CompileResult CudaCompiler::compile(const std::string& source_path,
   key += "arch=" + settings_.arch + "\n" + nvcc_version() + "\n";
   key += header.bytes + "\n---\n" + source;
   key += "\n---\n" + local_includes(fs::path(source_path).parent_path().string(), source);
-  std::string hash = content_hash(key);
+  std::string hash = core::git_blob_id(key);
 
   fs::path dir = fs::path(cache_dir.empty() ? default_cache_dir() : cache_dir) / "cuda";
   std::error_code ec;
