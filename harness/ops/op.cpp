@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "ops/random_stream.h"
+#include "core/rng.h"
 
 namespace kgate::ops {
 
@@ -129,11 +129,11 @@ std::vector<HostTensor> Op::make_inputs(const Dims& dims, DType dtype, uint64_t 
     // Small tensors stay on the calling thread: starting threads costs more than drawing.
     const int threads = n >= 4 * kInputChunk ? input_threads() : 1;
     // Distinct elements of one tensor are distinct bytes: chunks write without locks.
-    auto stream = [&](int64_t c) { return RandomStream(seed, (static_cast<uint64_t>(i) << 32) | static_cast<uint64_t>(c)); };
+    auto stream = [&](int64_t c) { return core::Rng(seed, (static_cast<uint64_t>(i) << 32) | static_cast<uint64_t>(c)); };
     if (!is_float(dt)) {
       const uint64_t bound = static_cast<uint64_t>(std::max<int64_t>(1, integer_bound(t, dims)));
       for_each_chunk(chunks, threads, [&](int64_t c) {
-        RandomStream rng = stream(c);
+        core::Rng rng = stream(c);
         const int64_t end = std::min(n, (c + 1) * kInputChunk);
         for (int64_t e = c * kInputChunk; e < end; ++e) h.set(e, static_cast<double>(rng.below(bound)));
       });
@@ -145,14 +145,14 @@ std::vector<HostTensor> Op::make_inputs(const Dims& dims, DType dtype, uint64_t 
     const double clamp = std::min(4 * big, dtype_max(dt));
     const double mixed_hi = std::min(1e3, big);
     for_each_chunk(chunks, threads, [&](int64_t c) {
-      RandomStream rng = stream(c);
+      core::Rng rng = stream(c);
       const int64_t end = std::min(n, (c + 1) * kInputChunk);
       for (int64_t e = c * kInputChunk; e < end; ++e) {
         double v = 0;
         switch (dist) {
           case Distribution::kNormal: v = rng.normal(); break;
-          case Distribution::kUniform01: v = rng.uniform01(); break;
-          case Distribution::kSigned: v = 2 * rng.uniform01() - 1; break;
+          case Distribution::kUniform01: v = rng.uniform(); break;
+          case Distribution::kSigned: v = 2 * rng.uniform() - 1; break;
           case Distribution::kLarge: v = std::clamp(rng.normal() * big, -clamp, clamp); break;
           case Distribution::kTiny: v = rng.normal() * 1e-6; break;
           case Distribution::kMixed: v = rng.normal() * (((e / row) % 2 == 0) ? mixed_hi : 1e-3); break;

@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "stats/descriptive.h"
-#include "stats/rng.h"
+#include "core/rng.h"
 
 namespace kgate::stats {
 
@@ -62,7 +62,7 @@ class MedianResampler {
     const std::size_t n = s_.size();
     k_ = n % 2 ? (n + 1) / 2 : n / 2;
   }
-  double draw(Rng& rng) const {
+  double draw(core::Rng& rng) const {
     const std::size_t n = s_.size();
     const double nd = static_cast<double>(n);
     const double kd = static_cast<double>(k_);
@@ -70,7 +70,7 @@ class MedianResampler {
     const double lower = at(u);
     if (n % 2) return lower;
     // Next uniform order statistic given U_(k) = u: u + (1 - u) * Beta(1, n - k).
-    const double w = 1.0 - std::pow(rng.uniform_open(), 1.0 / (nd - kd));
+    const double w = 1.0 - core::portable_pow(rng.uniform_open(), 1.0 / (nd - kd));
     return 0.5 * (lower + at(u + (1.0 - u) * w));
   }
 
@@ -227,7 +227,7 @@ Interval ratio_of_medians_ci(std::span<const double> a, std::span<const double> 
   const double ma = median_sorted(sa), mb = median_sorted(sb);
   if (mb == 0 || !std::isfinite(ma) || !std::isfinite(mb)) return {kNaN, kNaN};
   const int reps = std::max(resamples, 100);
-  Rng rng(seed);
+  core::Rng rng(seed);
   const MedianResampler ra(sa), rb(sb);
   std::vector<double> boot(static_cast<std::size_t>(reps));
   for (double& v : boot) {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "stats/rng.h"
+#include "core/rng.h"
 
 namespace kgate::stats::synthetic {
 
@@ -24,13 +24,13 @@ inline const char* to_string(Noise n) {
 }
 
 // One sample of a kernel whose true time is `t`, with relative noise `cv`.
-inline double draw(Rng& rng, Noise kind, double t, double cv) {
+inline double draw(core::Rng& rng, Noise kind, double t, double cv) {
   switch (kind) {
     case Noise::kNormal:
     case Noise::kDrift:
       return t * (1 + cv * rng.normal());
     case Noise::kLognormal:  // skewed, heavier right tail
-      return t * std::exp(cv * rng.normal());
+      return t * core::portable_exp(cv * rng.normal());
     case Noise::kOutliers:  // 5 % preemption spikes of +20..+200 %
       if (rng.uniform() < 0.05) return t * (1.2 + 1.8 * rng.uniform());
       return t * (1 + cv * rng.normal());
@@ -48,7 +48,7 @@ struct Pair {
 // Drift: the machine slows by 3 % over the run, seen by both sides alike.
 inline Pair interleaved(uint64_t seed, int n, double ratio, double cv,
                         Noise kind = Noise::kNormal, double t_us = 100) {
-  Rng rng(seed);
+  core::Rng rng(seed);
   Pair p;
   for (int i = 0; i < n; ++i) {
     const double drift = kind == Noise::kDrift ? 1 + 0.03 * i / n : 1.0;

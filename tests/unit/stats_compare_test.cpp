@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "stats/descriptive.h"
-#include "stats/rng.h"
+#include "core/rng.h"
 #include "stats/synthetic.h"
 
 namespace kgate::stats {
@@ -131,7 +131,7 @@ TEST(StatsBootstrap, MatchesNaiveResampling) {
   for (int n : {15, 16, 101, 400}) {
     const Pair p = interleaved(77 + n, n, 1.02, 0.02, Noise::kLognormal);
     const Interval fast = ratio_of_medians_ci(p.baseline, p.candidate, 0.9, 20000, 5);
-    Rng rng(9);
+    core::Rng rng(9);
     std::vector<double> boot, ra(n), rb(n);
     for (int r = 0; r < 20000; ++r) {
       for (int i = 0; i < n; ++i) ra[i] = p.baseline[rng.below(n)];

@@ -7,13 +7,13 @@
 
 #include <gtest/gtest.h>
 
-#include "stats/rng.h"
+#include "core/rng.h"
 
 namespace kgate::stats {
 namespace {
 
 std::vector<double> normal_samples(uint64_t seed, std::size_t n, double mu, double sigma) {
-  Rng rng(seed);
+  core::Rng rng(seed);
   std::vector<double> v(n);
   for (double& x : v) x = mu + sigma * rng.normal();
   return v;
@@ -116,10 +116,10 @@ TEST(StatsDescriptive, SummaryOfEmptyIsNaNNotACrash) {
 }
 
 TEST(StatsRng, IsDeterministicAndRoughlyCorrect) {
-  Rng a(42), b(42), c(43);
+  core::Rng a(42), b(42), c(43);
   EXPECT_EQ(a.next_u64(), b.next_u64());
   EXPECT_NE(a.next_u64(), c.next_u64());
-  Rng r(1);
+  core::Rng r(1);
   std::vector<double> g, be;
   for (int i = 0; i < 20000; ++i) {
     g.push_back(r.gamma(3.0));

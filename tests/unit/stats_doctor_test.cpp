@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "stats/rng.h"
+#include "core/rng.h"
 
 namespace kgate::stats {
 namespace {
@@ -50,7 +50,7 @@ class FakeProbe : public DoctorProbe {
       t += ns_per_element * 1e-3 *
            static_cast<double>(std::max(p.dims.at("R") * p.dims.at("C"), saturation_elements));
     }
-    Rng rng(static_cast<uint64_t>(time_calls));
+    core::Rng rng(static_cast<uint64_t>(time_calls));
     const int n = std::max(p.min_samples, 60);
     for (const std::string& slot : p.slots)
       for (int i = 0; i < n; ++i) r.samples_us[slot].push_back(t * (1 + cv * rng.normal()));
