@@ -34,4 +34,10 @@ std::string include_dir() {
 
 std::string builtin_gpus_dir() { return (fs::path(data_dir()) / "configs" / "gpus").string(); }
 
+std::string absolute(const std::string& p) {
+  std::error_code ec;
+  fs::path a = fs::absolute(p, ec);
+  return ec ? p : a.lexically_normal().string();
+}
+
 }  // namespace kgate::paths

@@ -23,4 +23,8 @@ std::string include_dir();
 // The built-in GPU targets: data_dir()/configs/gpus.
 std::string builtin_gpus_dir();
 
+// `p` made absolute against the working directory and lexically normalised ("a/../b" ->
+// "b", no symlinks resolved); `p` unchanged when the working directory cannot be read.
+std::string absolute(const std::string& p);
+
 }  // namespace kgate::paths

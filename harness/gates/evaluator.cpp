@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
+#include "core/paths.h"
 #include "gates/case_plan.h"
 #include "gates/correctness_gate.h"
 #include "gates/oracle_gate.h"
@@ -52,12 +53,6 @@ std::string dims_str(const ops::Op& op, const ops::Dims& dims) {
   for (const auto& [k, v] : dims)
     if (s.find(k + "=") == std::string::npos) s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
   return s;
-}
-
-std::string absolute(const std::string& p) {
-  std::error_code ec;
-  fs::path a = fs::absolute(p, ec);
-  return ec ? p : a.lexically_normal().string();
 }
 
 }  // namespace
@@ -128,8 +123,8 @@ struct Evaluator::Impl {
   std::string resolve_baseline(const std::string& given) const {
     // KernelBench: the reference model itself (eager or torch.compile'd), unless a ModelNew
     // file (the search's current best) is given.
-    if (kernelbench()) return given.empty() ? problem.path : absolute(given);
-    if (!given.empty()) return absolute(given);
+    if (kernelbench()) return given.empty() ? problem.path : paths::absolute(given);
+    if (!given.empty()) return paths::absolute(given);
     if (auto it = problem.baselines.find(opt.backend); it != problem.baselines.end()) return it->second;
     if (auto it = problem.starters.find(opt.backend); it != problem.starters.end()) return it->second;
     throw UsageError(problem.loc.str() + ": error: problem " + problem.id + " has no baseline or starter for backend " +
@@ -429,7 +424,7 @@ struct Evaluator::Impl {
                                     const std::string& what) {
     Impl& m = *this;
     if (m.compiled() && m.opt.kernels_dir.empty() &&
-        fs::absolute(candidate_path).lexically_normal() == fs::absolute(m.problem.path).lexically_normal())
+        paths::absolute(candidate_path) == paths::absolute(m.problem.path))
       throw InfraError(what + ": compiled mode without a kernel directory: the problem file alone is "
                        "torch.compile's model, there is no kernel set to measure");
     worker::Worker fresh(m.spec());
@@ -437,7 +432,7 @@ struct Evaluator::Impl {
     m.compile_baseline(fresh, baseline_path, mode);
     protocol::CompileParams cp;
     cp.slot = "candidate";
-    cp.source_path = absolute(candidate_path);
+    cp.source_path = paths::absolute(candidate_path);
     cp.defines = defines;
     worker::Reply r = fresh.call("compile", Json(cp), m.compile_timeout());
     if (!r.good() || !r.result.value("compiled", false)) {
@@ -495,7 +490,7 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
   const auto t0 = Clock::now();
   CandidateVerdict v;
   v.problem = m.problem.id;
-  v.candidate = absolute(candidate_path);
+  v.candidate = paths::absolute(candidate_path);
   v.backend = m.opt.backend;
   v.seed = m.opt.seed;
 
@@ -573,7 +568,7 @@ protocol::Json Evaluator::inventory(const std::string& dir, const std::string& s
   Impl& m = *impl_;
   if (!m.compiled()) throw UsageError("inventory: " + m.problem.id + " is not a compiled-mode KernelBench problem");
   Json params = {{"profile", true}};
-  if (!dir.empty()) params["dir"] = absolute(dir);
+  if (!dir.empty()) params["dir"] = paths::absolute(dir);
   if (!seed_mode.empty()) params["seed_mode"] = seed_mode;
   // A cold torch.compile of a level-3 network takes minutes: the compile budget applies.
   worker::Reply r = m.worker->call("inventory", params,

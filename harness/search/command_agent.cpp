@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace kgate::search {
 namespace {
@@ -23,8 +24,9 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
   out << text;
 }
 
+// The last `kgate-description:` line of the agent's log; "" when none (or no log).
 std::string description_from_log(const std::string& log_path) {
-  std::ifstream in(log_path);
+  std::istringstream in(core::read_file(log_path).bytes);
   std::string line, found;
   const std::string key = "kgate-description:";
   while (std::getline(in, line)) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "search/command_agent.h"
 
 #ifdef KGATE_HAVE_CURL
@@ -14,13 +15,6 @@
 
 namespace kgate::search {
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string redact(std::string text, const std::string& secret) {
   if (secret.empty()) return text;
@@ -84,8 +78,15 @@ Proposal HttpAgent::propose(const AgentContext& ctx) {
   return p;
 #else
   std::string candidate_path = (std::filesystem::path(ctx.workspace) / ctx.candidate).string();
+  // An unreadable candidate is a failed turn, not an empty file shown to the model.
+  core::ReadResult current = core::read_file(candidate_path);
+  if (!current.ok()) {
+    p.status = Proposal::Status::kFailed;
+    p.error = candidate_path + ": cannot read the candidate: " + current.error;
+    return p;
+  }
   std::string user = task_markdown(ctx) + "\n## Current candidate (`" + ctx.candidate + "`)\n\n```\n" +
-                     read_text(candidate_path) + "\n```\n\n## Last verdict\n\n```json\n" +
+                     current.bytes + "\n```\n\n## Last verdict\n\n```json\n" +
                      ctx.feedback.dump(2) + "\n```\n\n## History\n\n```\n" + ctx.history_tsv +
                      "```\n\nReply with the complete new candidate file in one fenced code block, "
                      "preceded by one line describing the change.\n";

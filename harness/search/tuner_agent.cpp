@@ -2,19 +2,15 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace kgate::search {
 namespace {
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InfraError(path + ": cannot read the candidate");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return core::read_file_or_throw<InfraError>(path, path + ": cannot read the candidate");
 }
 
 void write_text(const std::string& path, const std::string& text) {
