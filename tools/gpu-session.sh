@@ -220,7 +220,7 @@ fi
 if has template; then
   # kgate's Triton templates measured on their own (tools/template_study.py): correctness
   # against float64, CUDA-graph replays, counters, and a grid of their tunables.
-  timeout "$(cap template 300)" python3 tools/template_study.py --json "$OUT/template-study.json" \
+  timeout "$(cap template 300)" python3 tools/template_study.py ${TEMPLATE_ARGS:-} --json "$OUT/template-study.json" \
     > "$OUT/template-study.log" 2>&1
   stamp "template study rc=$?"; grep -v "^  SPLIT" "$OUT/template-study.log" | grep -iv warn | head -30
 fi

@@ -61,6 +61,9 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default="")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--pipe", action="store_true",
+                    help="on long rows only the default, the pipelined split and one "
+                         "program per row")
     args = ap.parse_args()
     props = torch.cuda.get_device_properties(0)
     dev = {"num_sms": props.multi_processor_count, "l2_bytes": props.L2_cache_size}
@@ -123,19 +126,26 @@ def main() -> int:
         print(f"  CUDA graph: err {case['graph_max_abs_err']:.3g}, counters zero "
               f"{case['graph_counters_zero']}", flush=True)
         del g
-        d = (mod.SPLIT, mod.XBLOCK, mod.BLOCK, mod.NUM_WARPS, mod.OCCUPANCY)
-        if cols > 16384 and not out["cases"]:  # a grid of the space
-            grid_pts = [d] + [(0, xb, bl, w, occ) for xb in (1, 2) for bl in (4096, 8192)
+        d = (mod.SPLIT, mod.XBLOCK, mod.BLOCK, mod.NUM_WARPS, mod.OCCUPANCY, mod.PIPE)
+        # the pipelined split (PIPE 1) on every long-row case
+        pipe_pts = [(0, 1, bl, w, occ, 1) for bl in (2048, 4096, 8192) for w in (4, 8)
+                    for occ in (2, 4) if 8 <= bl // (32 * w) <= 64] if cols > 16384 else []
+        if args.pipe:
+            grid_pts = [d] + pipe_pts + ([(1, 1, 8192, 16, 1, 0)] if cols > 16384 else [])
+        elif cols > 16384 and not out["cases"]:  # a grid of the space
+            grid_pts = [d] + [(0, xb, bl, w, occ, 0) for xb in (1, 2) for bl in (4096, 8192)
                               for w in (4, 8, 16) for occ in (2, 4)
-                              if (0, xb, bl, w, occ) != d and 8 <= xb * bl // (32 * w) <= 32]
-            grid_pts += [(1, 1, 8192, 16, 1), (1, 2, 2048, 8, 1)]
+                              if (0, xb, bl, w, occ, 0) != d and 8 <= xb * bl // (32 * w) <= 32]
+            grid_pts += [(1, 1, 8192, 16, 1, 0), (1, 2, 2048, 8, 1, 0)] + pipe_pts
         else:  # the default and one step along each axis
             grid_pts = [d, (d[0], d[1] * 2) + d[2:], (d[0], d[1], max(1024, d[2] // 2)) + d[3:],
-                        (d[0], d[1], d[2] * 2) + d[3:], d[:3] + (max(4, d[3] // 2), d[4]),
-                        d[:3] + (min(32, d[3] * 2), d[4]), d[:4] + (2 if d[4] != 2 else 4,)]
-            grid_pts = list(dict.fromkeys(grid_pts))
-        for sp, xb, bl, w, occ in grid_pts:
+                        (d[0], d[1], d[2] * 2) + d[3:], d[:3] + (max(4, d[3] // 2),) + d[4:],
+                        d[:3] + (min(32, d[3] * 2),) + d[4:],
+                        d[:4] + (2 if d[4] != 2 else 4, d[5])] + pipe_pts
+        grid_pts = list(dict.fromkeys(grid_pts))
+        for sp, xb, bl, w, occ, pipe in grid_pts:
             mod.SPLIT, mod.XBLOCK, mod.BLOCK, mod.NUM_WARPS, mod.OCCUPANCY = sp, xb, bl, w, occ
+            mod.PIPE = pipe
             launcher.state.clear()
             t0 = time.perf_counter()
             try:
@@ -150,18 +160,20 @@ def main() -> int:
                     launcher.run(x, y, rows, cols)
                     e = max(e, float((y.double() - want).abs().max()))
             except Exception as ex:  # noqa: BLE001
-                print(f"  SPLIT {sp} XBLOCK {xb} BLOCK {bl} warps {w} occ {occ}: "
+                print(f"  SPLIT {sp} XBLOCK {xb} BLOCK {bl} warps {w} occ {occ} pipe {pipe}: "
                       f"{type(ex).__name__}: {str(ex)[:300]}")
                 continue
             st = next(iter(launcher.state.values()))
             c = {"SPLIT": sp, "XBLOCK": xb, "BLOCK": bl, "NUM_WARPS": w, "OCCUPANCY": occ,
+                 "PIPE": pipe,
                  "grid": st[4], "ms": t, "max_abs_err": e,
                  "pct_copy_bw": nbytes / (t * 1e-3) / 1e9 / bw * 100,
                  "vs_compile": t_c / t, "counters_zero": bool((st[1] == 0).all()),
                  "spin_timeouts": int(st[2].item()),
                  "first_s": time.perf_counter() - t0}
             case["configs"].append(c)
-            print(f"  SPLIT {sp:2d} XBLOCK {xb} BLOCK {bl:5d} warps {w:2d} occ {occ} grid "
+            print(f"  SPLIT {sp:2d} XBLOCK {xb} BLOCK {bl:5d} warps {w:2d} occ {occ} pipe {pipe} "
+                  f"split {st[3]:3d} grid "
                   f"{st[4]:5d}: {t * 1e3:9.1f} us {c['pct_copy_bw']:5.1f}% "
                   f"{c['vs_compile']:.3f}x vs compile, err {e:.2g}, zero {c['counters_zero']}, "
                   f"spin timeouts {c['spin_timeouts']}",

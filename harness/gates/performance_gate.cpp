@@ -37,6 +37,8 @@ PerformanceJudgement judge_performance(const protocol::TimeResult& r, const std:
     g.failed_case = case_id;
     g.reason = std::string("performance: case ") + case_id + ": the worker returned no samples for the " +
                (!cand ? "candidate" : "baseline");
+    // the worker's own account of why (an exception while timing, e.g. out of memory)
+    if (!r.timer_note.empty()) g.reason += " (" + r.timer_note + ")";
     return out;
   }
 

@@ -87,7 +87,7 @@ def test_the_template_file_is_a_kernel_file():
         assert len(default) == 1, name
         assert default[0].split(" = ")[1] in vals.strip("[]").split(","), (name, default)
     # rows too long for one program are split, rows that fit are not
-    assert "SPLIT = 0\n" in text
+    assert "SPLIT = 0\n" in text and "PIPE = 1\n" in text
     short = templates.offers(softmax_entry(rows=8192, cols=8192, dt="f16")[0], DEV,
                              inductor.kernel_header)[0]["text"]
     assert "SPLIT = 1\n" in short and "BLOCK = 8192\n" in short
@@ -199,3 +199,74 @@ def test_the_kernel_in_tritons_interpreter(tmp_path):
         assert got["err"] <= tol[dt] * scale, (rows, cols, dt, log, got)
         assert not got["nan"] and got["inf_ok"], got
         assert got["grid"] == -(-rows // xblock)  # no exchange: a program per XBLOCK rows
+
+
+_INTERP_SPLIT = r'''
+import importlib.util, json, os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+sys.path.insert(0, sys.argv[1])
+import torch
+from kgate_worker import inductor, templates
+rows, cols = 3, 5000
+t = {"dtype": "f32", "shape": [rows, cols], "stride": [cols, 1], "offset": 0}
+e = {"name": "k", "category": "reduction", "aten_ops": ["aten._softmax", "aten.exp"],
+     "args": [dict(t, name="in_ptr0", role="in"), dict(t, name="out_ptr0", role="out"),
+              {"name": "xnumel", "role": "scalar", "value": rows},
+              {"name": "r0_numel", "role": "scalar", "value": cols}]}
+path = os.path.join(sys.argv[2], "k.py")
+open(path, "w").write(templates.offers(e, {}, inductor.kernel_header)[0]["text"])
+spec = importlib.util.spec_from_file_location("k", path)
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+out = {}
+for pipe in (0, 1):
+    m.PRECISE, m.SPLIT, m.BLOCK, m.PIPE, m.SPIN_LIMIT = False, 0, 1024, pipe, 3
+    split, grid = m._Launcher._grid(2, 2, 80000)  # a small L2: the rows are split
+    x = torch.randn(rows, cols)
+    y = torch.full_like(x, float("nan"))
+    part = torch.full((rows * split * 2,), float("nan"))
+    cnt = torch.zeros(rows, dtype=torch.int32)
+    stat = torch.zeros(1, dtype=torch.int32)
+    m._Launcher._launch(x, y, part, cnt, stat, split, grid)
+    out[pipe] = {"split": split, "grid": grid, "stat": int(stat.item()),
+                 "cnt": cnt.tolist(), "finite": bool(torch.isfinite(y).all())}
+print(json.dumps(out))
+'''
+
+
+def test_a_split_row_wait_that_runs_out_is_reported_not_a_hang(tmp_path):
+    """Triton's interpreter runs a grid's programs one after another, so the programs of a
+    split row never meet: both split paths (the plain exchange and the pipelined one) must
+    end their bounded wait, report it in the stat word the launcher reads, write no
+    finite numbers from partials they never saw (NaN scratch), and leave every arrival
+    counter at zero for the next call."""
+    r = subprocess.run([sys.executable, "-c", _INTERP_SPLIT, ROOT, str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    for pipe, got in res.items():
+        assert got["split"] > 1 and got["grid"] % got["split"] == 0, (pipe, got)
+        assert got["stat"] >= 3, (pipe, got)
+        assert not got["finite"], (pipe, got)
+        assert got["cnt"] == [0, 0, 0], (pipe, got)
+
+
+def test_the_pipelined_split_keeps_the_rows_in_flight_within_half_the_l2(tmp_path):
+    """PIPE 1 with SPLIT 0 on 23_Softmax's rows (4096 x 393216 f32, 1.5 MiB each) on an
+    H200 (132 SMs, 60 MiB L2): two steps of every group of rows stay under 30 MiB."""
+    e, _ = softmax_entry()
+    text = templates.offers(e, DEV, inductor.kernel_header)[0]["text"]
+    assert "PIPE = 1\n" in text and "ELEM_BYTES = 4\n" in text
+    path = tmp_path / "k.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("k_pipe", path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    m.PIPE, m.SPLIT, m.BLOCK = 1, 0, 2048
+    split, grid = m._Launcher._grid(132, 4, 60 << 20)
+    groups = grid // split
+    chunk = -(-(-(-393216 // split)) // 2048) * 2048
+    assert grid <= 132 * 4 and grid % split == 0 and split * chunk >= 393216
+    assert 2 * groups * 393216 * 4 <= 30 << 20, (split, grid)
+    assert groups >= 8, (split, grid)  # enough rows in flight to keep the GPU busy
+    m.PIPE = 0  # the plain split: a BLOCK per program, as many as the row needs
+    assert m._Launcher._grid(132, 4, 60 << 20)[0] == 393216 // 2048

@@ -78,6 +78,20 @@ TEST(PerformanceGate, MissingSamplesAreAnError) {
   EXPECT_NE(j.gate.reason.find("no samples for the baseline"), std::string::npos);
 }
 
+TEST(PerformanceGate, MissingSamplesSayWhyTheWorkerGaveNone) {
+  config::GateThresholds t;
+  protocol::TimeResult r;
+  r.samples_us["baseline"] = {1, 2, 3};
+  r.stop_reason = "error";
+  r.return_code = 1;
+  r.timer_note = "candidate: OutOfMemoryError: CUDA out of memory";
+  auto j = judge_performance(r, "c", t, 0, 30);
+  EXPECT_EQ(j.gate.status, GateStatus::kError);
+  EXPECT_NE(j.gate.reason.find("no samples for the candidate (candidate: OutOfMemoryError"),
+            std::string::npos)
+      << j.gate.reason;
+}
+
 }  // namespace
 }  // namespace kgate::gates
 

@@ -98,13 +98,15 @@ ROW_IN_ONE_PROGRAM = 16384
 
 def default_config(cols: int) -> dict:
     """The template's first point: a program per row holding it in registers when it is
-    short enough, else the row split into BLOCK-sized chunks kept in registers between
-    the passes (SPLIT 0), two programs per SM to hide the exchange."""
+    short enough, else the pipelined split (SPLIT 0, PIPE 1): each row split across as
+    many programs as keep the rows in flight within half the L2, the second read from
+    there."""
     if cols <= ROW_IN_ONE_PROGRAM:
         block = max(128, _next_pow2(cols))
         return {"SPLIT": 1, "XBLOCK": 1, "BLOCK": block,
-                "NUM_WARPS": max(4, min(16, block // 512)), "OCCUPANCY": 1}
-    return {"SPLIT": 0, "XBLOCK": 1, "BLOCK": 8192, "NUM_WARPS": 8, "OCCUPANCY": 4}
+                "NUM_WARPS": max(4, min(16, block // 512)), "OCCUPANCY": 1, "PIPE": 0}
+    return {"SPLIT": 0, "XBLOCK": 1, "BLOCK": 4096, "NUM_WARPS": 8, "OCCUPANCY": 4,
+            "PIPE": 1}
 
 
 _ROW_SOFTMAX = Template('''\
@@ -124,6 +126,10 @@ XBLOCK = $xblock
 BLOCK = $block
 NUM_WARPS = $warps
 OCCUPANCY = $occ
+# PIPE 1 (split rows only): a program publishes step k's partials before it waits for step
+# k-1's, and writes from L2; SPLIT 0 then sizes the split so that the rows in flight fit
+# half the L2.
+PIPE = $pipe
 $template_key = "row-softmax"
 
 import torch
@@ -133,6 +139,7 @@ from triton.language.extra import libdevice
 
 ROWS = $rows
 COLS = $cols
+ELEM_BYTES = $elem
 LOG = $log
 # exp and log from libdevice, as Inductor's kernels (False: the hardware approximations).
 PRECISE = True
@@ -209,10 +216,49 @@ def _chunk_write(x_ptr, y_ptr, base, rmask, col0, cols, row_max, row_sum,
 
 
 @triton.jit
+def _publish(part_ptr, cnt_ptr, r, rows, step, lane, pmax, psum, SPLIT: tl.constexpr):
+    """Stores this program's partial (max, sum) of its chunk of the rows of `step`, then
+    counts itself in (release: the partials are visible before the count)."""
+    part = part_ptr + (tl.cast(r, tl.int64) * SPLIT + lane) * 2
+    tl.store(part, pmax, mask=r < rows)
+    tl.store(part + 1, psum, mask=r < rows)
+    tl.debug_barrier()
+    tl.atomic_add(cnt_ptr + step, 1, sem="release")
+
+
+@triton.jit
+def _gather(part_ptr, cnt_ptr, stat_ptr, r, rmask, step, SPLIT: tl.constexpr,
+            SPLIT_P2: tl.constexpr, SPIN_LIMIT: tl.constexpr, PRECISE: tl.constexpr):
+    """Waits until every program of `step` has published, merges their partials into the
+    rows' (max, sum), and counts itself out; the last to leave resets the counter."""
+    # Wait with plain loads from L2 (an atomic per poll would queue up at the counter's
+    # L2 slice behind every other waiting program), then one acquire.
+    spins = 0
+    while (tl.load(cnt_ptr + step, volatile=True) < SPLIT) & (spins < SPIN_LIMIT):
+        spins += 1
+    if spins >= SPIN_LIMIT:
+        tl.atomic_max(stat_ptr, spins)  # the launcher reports a wait that ran out
+    tl.atomic_add(cnt_ptr + step, 0, sem="acquire")
+    tl.debug_barrier()
+    lanes = tl.arange(0, SPLIT_P2)[None, :]
+    part = part_ptr + tl.cast(r, tl.int64)[:, None] * SPLIT * 2 + lanes * 2
+    pm = rmask & (lanes < SPLIT)
+    row_max, row_sum = _merge(
+        tl.load(part, mask=pm, other=float("-inf"), cache_modifier=".cg"),
+        tl.load(part + 1, mask=pm, other=0.0, cache_modifier=".cg"), PRECISE)
+    # The last of the step's programs to leave resets its counter for the next call.
+    left = tl.atomic_add(cnt_ptr + step, 1, sem="relaxed")
+    if left == 2 * SPLIT - 1:
+        tl.atomic_xchg(cnt_ptr + step, 0, sem="relaxed")
+    return row_max, row_sum
+
+
+@triton.jit
 def _kgate_row_softmax(x_ptr, y_ptr, part_ptr, cnt_ptr, stat_ptr, rows, cols,
                        SPLIT: tl.constexpr, SPLIT_P2: tl.constexpr, CHUNK: tl.constexpr,
                        XBLOCK: tl.constexpr, BLOCK: tl.constexpr, LOG: tl.constexpr,
-                       SPIN_LIMIT: tl.constexpr, PRECISE: tl.constexpr):
+                       SPIN_LIMIT: tl.constexpr, PRECISE: tl.constexpr,
+                       PIPE: tl.constexpr):
     """XBLOCK rows at a time; each row's columns split across SPLIT programs."""
     pid = tl.program_id(0)
     offs = tl.arange(0, BLOCK)[None, :]
@@ -235,6 +281,38 @@ def _kgate_row_softmax(x_ptr, y_ptr, part_ptr, cnt_ptr, stat_ptr, rows, cols,
                                                 BLOCK, PRECISE)
                 _chunk_write(x_ptr, y_ptr, base, rmask, 0, cols, row_max, row_sum, CHUNK,
                              BLOCK, LOG, PRECISE)
+    elif PIPE:
+        # Pipelined across steps: a program reads its chunk of step k's rows and publishes
+        # their partials, and only then waits for step k-1's partials (published by its
+        # peers a whole chunk earlier, so the wait rarely spins) and writes that step's
+        # chunk, read again from L2: the grid's rows in flight are sized to stay there.
+        lane = pid % SPLIT
+        group = pid // SPLIT
+        groups = tl.num_programs(0) // SPLIT
+        col0 = lane * CHUNK
+        prev = -1
+        for step in range(group, steps, groups):
+            r = step * XBLOCK + xs
+            rmask = (r < rows)[:, None]
+            base = tl.cast(r, tl.int64)[:, None] * cols
+            pmax, psum = _chunk_stats(x_ptr, base, rmask, col0, cols, CHUNK, XBLOCK, BLOCK,
+                                      PRECISE)
+            _publish(part_ptr, cnt_ptr, r, rows, step, lane, pmax, psum, SPLIT)
+            if prev >= 0:
+                rp = prev * XBLOCK + xs
+                rpmask = (rp < rows)[:, None]
+                row_max, row_sum = _gather(part_ptr, cnt_ptr, stat_ptr, rp, rpmask, prev,
+                                           SPLIT, SPLIT_P2, SPIN_LIMIT, PRECISE)
+                _chunk_write(x_ptr, y_ptr, tl.cast(rp, tl.int64)[:, None] * cols, rpmask,
+                             col0, cols, row_max, row_sum, CHUNK, BLOCK, LOG, PRECISE)
+            prev = step
+        if prev >= 0:
+            rp = prev * XBLOCK + xs
+            rpmask = (rp < rows)[:, None]
+            row_max, row_sum = _gather(part_ptr, cnt_ptr, stat_ptr, rp, rpmask, prev, SPLIT,
+                                       SPLIT_P2, SPIN_LIMIT, PRECISE)
+            _chunk_write(x_ptr, y_ptr, tl.cast(rp, tl.int64)[:, None] * cols, rpmask, col0,
+                         cols, row_max, row_sum, CHUNK, BLOCK, LOG, PRECISE)
     else:
         # SPLIT programs share XBLOCK rows, one chunk of columns each: each publishes its
         # partial (max, sum), waits for the others of its step, merges them and writes.
@@ -242,7 +320,6 @@ def _kgate_row_softmax(x_ptr, y_ptr, part_ptr, cnt_ptr, stat_ptr, rows, cols,
         group = pid // SPLIT
         groups = tl.num_programs(0) // SPLIT
         col0 = lane * CHUNK
-        lanes = tl.arange(0, SPLIT_P2)[None, :]
         for step in range(group, steps, groups):
             r = step * XBLOCK + xs
             rmask = (r < rows)[:, None]
@@ -255,29 +332,9 @@ def _kgate_row_softmax(x_ptr, y_ptr, part_ptr, cnt_ptr, stat_ptr, rows, cols,
             else:
                 pmax, psum = _chunk_stats(x_ptr, base, rmask, col0, cols, CHUNK, XBLOCK,
                                           BLOCK, PRECISE)
-            part = part_ptr + (tl.cast(r, tl.int64) * SPLIT + lane) * 2
-            tl.store(part, pmax, mask=r < rows)
-            tl.store(part + 1, psum, mask=r < rows)
-            tl.debug_barrier()
-            tl.atomic_add(cnt_ptr + step, 1, sem="release")
-            # Wait with plain loads from L2 (an atomic per poll would queue up at the
-            # counter's L2 slice behind every other waiting program), then one acquire.
-            spins = 0
-            while (tl.load(cnt_ptr + step, volatile=True) < SPLIT) & (spins < SPIN_LIMIT):
-                spins += 1
-            if spins >= SPIN_LIMIT:
-                tl.atomic_max(stat_ptr, spins)  # the launcher reports a wait that ran out
-            tl.atomic_add(cnt_ptr + step, 0, sem="acquire")
-            tl.debug_barrier()
-            part = part_ptr + tl.cast(r, tl.int64)[:, None] * SPLIT * 2 + lanes * 2
-            pm = rmask & (lanes < SPLIT)
-            row_max, row_sum = _merge(
-                tl.load(part, mask=pm, other=float("-inf"), cache_modifier=".cg"),
-                tl.load(part + 1, mask=pm, other=0.0, cache_modifier=".cg"), PRECISE)
-            # The last of the step's programs to leave resets its counter for the next call.
-            left = tl.atomic_add(cnt_ptr + step, 1, sem="relaxed")
-            if left == 2 * SPLIT - 1:
-                tl.atomic_xchg(cnt_ptr + step, 0, sem="relaxed")
+            _publish(part_ptr, cnt_ptr, r, rows, step, lane, pmax, psum, SPLIT)
+            row_max, row_sum = _gather(part_ptr, cnt_ptr, stat_ptr, r, rmask, step, SPLIT,
+                                       SPLIT_P2, SPIN_LIMIT, PRECISE)
             if CHUNK == BLOCK:
                 y = _finish(x, row_max, row_sum, LOG, PRECISE)
                 tl.store(y_ptr + base + col0 + offs, y.to(y_ptr.dtype.element_ty), mask=keep)
@@ -324,8 +381,9 @@ class _Launcher:
         cnt = torch.zeros((max(1, triton.cdiv(ROWS, XBLOCK)),), device=x.device,
                           dtype=torch.int32)
         stat = torch.zeros((1,), device=x.device, dtype=torch.int32)
+        l2 = int(getattr(torch.cuda.get_device_properties(x.device), "L2_cache_size", 0) or 0)
         for _ in range(4):
-            split, grid = self._grid(sms, occ)
+            split, grid = self._grid(sms, occ, l2)
             if split == 1:
                 break
             k = self._launch(x, y, part, cnt, stat, split, grid, warmup=True)
@@ -338,24 +396,36 @@ class _Launcher:
         return part, cnt, stat, split, grid
 
     @staticmethod
-    def _grid(sms: int, occ: int) -> tuple:
+    def _grid(sms: int, occ: int, l2_bytes: int = 0) -> tuple:
         """(programs per row, grid). SPLIT 0: as many programs as the row needs for one
-        BLOCK each (the chunk stays in registers between the passes). A split row's grid
-        is a multiple of its programs and never more than `occ` per SM."""
+        BLOCK each (the chunk stays in registers between the passes); with PIPE, as many
+        as keep the rows in flight (two steps of every group) within half the L2. A split
+        row's grid is a multiple of its programs and never more than `occ` per SM."""
         slots = max(1, sms * occ)
         steps = triton.cdiv(ROWS, XBLOCK)
-        split = triton.cdiv(COLS, BLOCK) if int(SPLIT) == 0 else int(SPLIT)
+        groups = steps
+        if int(PIPE):
+            # two steps of every group in flight: within half the L2
+            step_bytes = 2 * XBLOCK * COLS * ELEM_BYTES
+            groups = max(1, min(steps, (l2_bytes or (32 << 20)) // 2 // step_bytes))
+        if int(SPLIT) != 0:
+            split = int(SPLIT)
+        elif int(PIPE) and COLS > BLOCK:
+            chunk = triton.cdiv(triton.cdiv(COLS, max(1, slots // groups)), BLOCK) * BLOCK
+            split = triton.cdiv(COLS, chunk)
+        else:
+            split = triton.cdiv(COLS, BLOCK)
         split = min(split, slots)
         if split <= 1:
             return 1, max(1, steps)  # no exchange: a program per XBLOCK rows
-        return split, max(1, min(slots // split, steps)) * split
+        return split, max(1, min(slots // split, groups)) * split
 
     @staticmethod
     def _launch(x, y, part, cnt, stat, split, grid, warmup=False):
         chunk = triton.cdiv(triton.cdiv(COLS, split), BLOCK) * BLOCK
         kw = dict(SPLIT=split, SPLIT_P2=triton.next_power_of_2(split), CHUNK=chunk,
                   XBLOCK=XBLOCK, BLOCK=BLOCK, LOG=LOG, SPIN_LIMIT=SPIN_LIMIT,
-                  PRECISE=PRECISE, num_warps=NUM_WARPS)
+                  PRECISE=PRECISE, PIPE=bool(int(PIPE)), num_warps=NUM_WARPS)
         if warmup:
             return _kgate_row_softmax.warmup(x, y, part, cnt, stat, ROWS, COLS,
                                              grid=(grid,), **kw)
@@ -375,9 +445,10 @@ def _instantiate_row_softmax(entry: dict, m: Match, device: dict) -> tuple[str, 
     tune = (f"# kgate:tune SPLIT=[0,1,8,16,32] XBLOCK=[1,2,4,8] "
             f"BLOCK=[{','.join(map(str, blocks))}] "
             f"NUM_WARPS=[{','.join(map(str, sorted({4, 8, 16, 32} | {d['NUM_WARPS']})))}] "
-            "OCCUPANCY=[1,2,4]\n# kgate:tune-local")
+            "OCCUPANCY=[1,2,4] PIPE=[0,1]\n# kgate:tune-local")
     body = _ROW_SOFTMAX.substitute(
         split=d["SPLIT"], xblock=d["XBLOCK"], block=d["BLOCK"], warps=d["NUM_WARPS"], occ=d["OCCUPANCY"],
+        pipe=d["PIPE"], elem=_FLOAT_DTYPES[p["dtype"]],
         template_key=TEMPLATE_KEY, rows=p["rows"], cols=p["cols"], log=bool(p["log"]),
         x=p["x"], y=p["y"], name=entry["name"])
     return tune, body
