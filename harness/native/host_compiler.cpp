@@ -1,25 +1,21 @@
 #include "native/host_compiler.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/error.h"
 #include "core/file_io.h"
 #include "core/paths.h"
+#include "core/subprocess.h"
 #include "native/source_key.h"
-
-extern char** environ;
 
 namespace kgate::native {
 namespace fs = std::filesystem;
@@ -68,47 +64,22 @@ std::string trim_log(const std::string& log, std::size_t max_bytes) {
 
 int run_capture(const std::vector<std::string>& argv, std::string* output) {
   output->clear();
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    *output = std::string("pipe: ") + std::strerror(errno);
+  core::SpawnSpec spec;
+  spec.argv = argv;
+  spec.stdin_mode = core::SpawnSpec::Stdin::kNull;
+  spec.stdout_mode = core::SpawnSpec::Output::kPipe;
+  spec.stderr_mode = core::SpawnSpec::Output::kMerge;
+  // The compiler stays in the runner's process group: a deadline that kills the worker's
+  // group takes the compile down with it.
+  spec.group = core::SpawnSpec::Group::kInherit;
+  try {
+    core::RunResult r = core::run(spec);
+    *output = std::move(r.out);
+    return r.status.shell_code();
+  } catch (const InfraError& e) {
+    *output = e.what();
     return -1;
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    *output = "cannot run " + argv[0] + ": " + std::strerror(rc);
-    return -1;
-  }
-  char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0) {
-      output->append(buf, static_cast<std::size_t>(n));
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      break;
-    }
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
 }
 
 HostCompiler::HostCompiler() {

@@ -1,19 +1,15 @@
 #include "search/command_agent.h"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/subprocess.h"
 
 namespace kgate::search {
 namespace {
@@ -39,23 +35,6 @@ std::string description_from_log(const std::string& log_path) {
   return found;
 }
 
-// Kills the whole process group: the agent's own children (editors, compilers, model
-// CLIs) must not outlive its turn.
-void kill_group(pid_t pid) {
-  ::kill(-pid, SIGTERM);
-  for (int i = 0; i < 40; ++i) {
-    int st;
-    if (::waitpid(pid, &st, WNOHANG) == pid) {
-      ::kill(-pid, SIGKILL);  // stragglers in the group
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ::kill(-pid, SIGKILL);
-  int st;
-  ::waitpid(pid, &st, 0);
-}
-
 }  // namespace
 
 void write_agent_files(const AgentContext& ctx) {
@@ -76,50 +55,50 @@ Proposal CommandAgent::propose(const AgentContext& ctx) {
   std::filesystem::create_directories(std::filesystem::path(ctx.log_path).parent_path());
   int log_fd = ::open(ctx.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log_fd < 0) throw InfraError(ctx.log_path + ": cannot create the agent log");
-  pid_t pid = ::fork();
-  if (pid < 0) {
+  core::SpawnSpec spec;
+  spec.argv = {"/bin/sh", "-c", command_};
+  spec.env = {{"KGATE_CANDIDATE", candidate},
+              {"KGATE_WORKSPACE", ctx.workspace},
+              {"KGATE_EXPERIMENT", std::to_string(ctx.experiment)},
+              {"KGATE_PROBLEM", ctx.problem}};
+  spec.cwd = ctx.workspace;
+  spec.stdin_mode = core::SpawnSpec::Stdin::kNull;
+  spec.stdout_mode = core::SpawnSpec::Output::kFd;
+  spec.stderr_mode = core::SpawnSpec::Output::kMerge;
+  spec.output_fd = log_fd;
+  // Its own process group: the agent's children (editors, compilers, model CLIs) must not
+  // outlive its turn. At the timeout the group gets SIGTERM, 2 s later SIGKILL.
+  spec.group = core::SpawnSpec::Group::kGroup;
+  core::RunOptions opt;
+  opt.deadline_s = timeout_s_;
+  opt.term_grace_s = 2.0;
+  opt.interrupted = ctx.interrupted;
+  opt.kill_leftovers = true;  // what the agent started in the background
+  core::RunResult r;
+  try {
+    r = core::run(spec, opt);
+  } catch (const InfraError& e) {
     ::close(log_fd);
-    throw InfraError("cannot fork the command agent");
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::dup2(log_fd, STDOUT_FILENO);
-    ::dup2(log_fd, STDERR_FILENO);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    if (::chdir(ctx.workspace.c_str()) != 0) ::_exit(127);
-    ::setenv("KGATE_CANDIDATE", candidate.c_str(), 1);
-    ::setenv("KGATE_WORKSPACE", ctx.workspace.c_str(), 1);
-    ::setenv("KGATE_EXPERIMENT", std::to_string(ctx.experiment).c_str(), 1);
-    ::setenv("KGATE_PROBLEM", ctx.problem.c_str(), 1);
-    ::execl("/bin/sh", "sh", "-c", command_.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
+    // The shell could not start (or the workspace is gone): the turn failed, as before
+    // when the child exited 127, but now saying why.
+    p.status = Proposal::Status::kFailed;
+    p.error = std::string("agent could not start: ") + e.what();
+    p.description = "command agent failed";
+    return p;
   }
   ::close(log_fd);
-  ::setpgid(pid, pid);  // also from the parent: no race with an early kill
-  auto start = std::chrono::steady_clock::now();
-  int status = 0;
-  while (true) {
-    pid_t r = ::waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    bool interrupted = ctx.interrupted && ctx.interrupted->load();
-    if (elapsed >= timeout_s_ || interrupted) {
-      kill_group(pid);
-      p.status = Proposal::Status::kTimeout;
-      p.error = interrupted ? "agent stopped: run interrupted"
+  if (r.timed_out || r.interrupted) {
+    p.status = Proposal::Status::kTimeout;
+    p.error = r.interrupted ? "agent stopped: run interrupted"
                             : "agent killed at its timeout of " + std::to_string(timeout_s_) + " s";
-      p.description = "command agent timed out";
-      return p;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    p.description = "command agent timed out";
+    return p;
   }
-  ::kill(-pid, SIGKILL);  // leftovers the agent started in the background
   std::string desc = description_from_log(ctx.log_path);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (!r.status.exited() || r.status.exit_code() != 0) {
     p.status = Proposal::Status::kFailed;
-    p.error = WIFEXITED(status) ? "agent exited with status " + std::to_string(WEXITSTATUS(status))
-                                : "agent killed by signal " + std::to_string(WTERMSIG(status));
+    p.error = r.status.exited() ? "agent exited with status " + std::to_string(r.status.exit_code())
+                                : "agent killed by signal " + std::to_string(r.status.signal());
     p.description = desc.empty() ? "command agent failed" : desc;
     return p;
   }

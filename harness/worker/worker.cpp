@@ -16,8 +16,7 @@
 #include "kgate/build_info.h"
 #include "core/error.h"
 #include "core/log.h"
-
-extern char** environ;
+#include "core/subprocess.h"
 
 namespace kgate::worker {
 namespace {
@@ -29,26 +28,7 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-std::string signal_name(int sig) {
-  switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGTRAP: return "SIGTRAP";
-    default: return "signal " + std::to_string(sig);
-  }
-}
-
-void close_fd(int* fd) {
-  if (*fd >= 0) ::close(*fd);
-  *fd = -1;
-}
+using core::close_fd;
 
 void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
@@ -91,72 +71,26 @@ Worker::~Worker() { stop(); }
 
 void Worker::spawn() {
   if (spec_.argv.empty()) throw InfraError("worker: empty command line");
-  // Everything the child needs is built before fork: after fork only async-signal-safe
-  // calls are allowed (kgate may have threads).
-  std::vector<std::string> args = spec_.argv;
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  std::map<std::string, std::string> env_map;
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq == std::string::npos) continue;
-    env_map[kv.substr(0, eq)] = kv.substr(eq + 1);
+  // Own session and process group, so a deadline kills everything the worker started;
+  // stdin, stdout and stderr are pipes (the protocol and the stderr ring). core::spawn
+  // prepares everything before fork (kgate may have threads).
+  core::SpawnSpec s;
+  s.argv = spec_.argv;
+  s.env = spec_.env;
+  s.stdin_mode = core::SpawnSpec::Stdin::kPipe;
+  s.stdout_mode = core::SpawnSpec::Output::kPipe;
+  s.stderr_mode = core::SpawnSpec::Output::kPipe;
+  s.group = core::SpawnSpec::Group::kSession;
+  core::Spawned child;
+  try {
+    child = core::spawn(s);
+  } catch (const InfraError& e) {
+    throw InfraError(std::string("worker: ") + e.what());
   }
-  for (const auto& [k, v] : spec_.env) env_map[k] = v;
-  std::vector<std::string> env_strs;
-  for (const auto& [k, v] : env_map) env_strs.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_strs) envp.push_back(s.data());
-  envp.push_back(nullptr);
-
-  int in[2], out[2], err[2], exec_err[2];
-  if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0 ||
-      ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(exec_err, O_CLOEXEC) != 0) {
-    throw InfraError(std::string("worker: pipe: ") + std::strerror(errno));
-  }
-  pid_t pid = ::fork();
-  if (pid < 0) throw InfraError(std::string("worker: fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    // Child: own session and process group, so a deadline kills everything it started.
-    ::setsid();
-    ::signal(SIGPIPE, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
-    ::execve(argv[0], argv.data(), envp.data());
-    int e = errno;
-    ssize_t w = ::write(exec_err[1], &e, sizeof e);
-    (void)w;
-    ::_exit(127);
-  }
-  ::close(in[0]);
-  ::close(out[1]);
-  ::close(err[1]);
-  ::close(exec_err[1]);
-  int child_errno = 0;
-  ssize_t n;
-  do {
-    n = ::read(exec_err[0], &child_errno, sizeof child_errno);
-  } while (n < 0 && errno == EINTR);
-  ::close(exec_err[0]);
-  if (n == static_cast<ssize_t>(sizeof child_errno)) {
-    int st = 0;
-    ::waitpid(pid, &st, 0);
-    ::close(in[1]);
-    ::close(out[0]);
-    ::close(err[0]);
-    throw InfraError("worker: cannot start " + spec_.argv[0] + ": " + std::strerror(child_errno));
-  }
-  pid_ = pid;
-  stdin_fd_ = in[1];
-  stdout_fd_ = out[0];
-  stderr_fd_ = err[0];
+  pid_ = child.pid;
+  stdin_fd_ = child.in;
+  stdout_fd_ = child.out;
+  stderr_fd_ = child.err;
   set_nonblocking(stdin_fd_);
   set_nonblocking(stdout_fd_);
   set_nonblocking(stderr_fd_);
@@ -183,42 +117,40 @@ void Worker::drain_stderr() {
 
 bool Worker::reap_if_exited() {
   if (pid_ <= 0) return true;
-  int st = 0;
-  pid_t r = ::waitpid(pid_, &st, WNOHANG);
-  if (r == pid_) {
-    last_status_ = st;
-    last_status_known_ = true;
-    pid_ = -1;
-    // The group may still hold children of the dead worker: take them down too.
-    ::kill(-r, SIGKILL);
-    drain_stderr();
-    close_fd(&stdin_fd_);
-    close_fd(&stdout_fd_);
-    close_fd(&stderr_fd_);
-    return true;
+  core::ExitStatus st;
+  bool ended = false;
+  try {
+    ended = core::try_wait(pid_, &st);
+    if (ended) {
+      last_status_ = st.raw;
+      last_status_known_ = true;
+    }
+  } catch (const InfraError& e) {
+    // The status is lost (reaped elsewhere): the worker is gone, how is unknown -- never
+    // read as a clean exit.
+    log::warn("worker: " + std::string(e.what()));
+    ended = true;
+    last_status_known_ = false;
   }
-  return false;
+  if (!ended) return false;
+  const pid_t gone = pid_;
+  pid_ = -1;
+  // The group may still hold children of the dead worker: take them down too.
+  ::kill(-gone, SIGKILL);
+  drain_stderr();
+  close_fd(&stdin_fd_);
+  close_fd(&stdout_fd_);
+  close_fd(&stderr_fd_);
+  return true;
 }
 
 void Worker::kill_group() {
   if (pid_ > 0) {
-    ::kill(-pid_, SIGKILL);
-    ::kill(pid_, SIGKILL);  // in case it had not reached setsid yet
-    int st = 0;
     // SIGKILL normally reaps at once; a process stuck in the kernel (a wedged driver) is
     // given up on after a while rather than hanging kgate.
-    auto t0 = Clock::now();
-    bool reaped = false;
-    while (seconds_since(t0) < 10) {
-      pid_t r = ::waitpid(pid_, &st, WNOHANG);
-      if (r == pid_ || (r < 0 && errno == ECHILD)) {
-        reaped = r == pid_;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    if (reaped) {
-      last_status_ = st;
+    core::ExitStatus st;
+    if (core::kill_and_reap(pid_, 10, &st)) {
+      last_status_ = st.raw;
       last_status_known_ = true;
     } else {
       log::warn("worker: pid " + std::to_string(pid_) + " did not exit after SIGKILL");
@@ -234,12 +166,14 @@ void Worker::kill_group() {
 }
 
 std::string Worker::describe_status(int status) const {
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    return "worker killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
-  }
-  if (WIFEXITED(status)) return "worker exited with status " + std::to_string(WEXITSTATUS(status));
-  return "worker ended (status " + std::to_string(status) + ")";
+  return "worker " + core::ExitStatus{status}.describe();
+}
+
+bool Worker::killed_from_outside(const Reply& reply) const {
+  // A crash whose status is SIGKILL: kgate's own kills are deadlines, reported as
+  // timeouts, so this one came from the OOM killer or a kill -9.
+  return reply.fault == gates::Fault::kCrash && last_status_known_ &&
+         core::ExitStatus{last_status_}.signaled() && core::ExitStatus{last_status_}.signal() == SIGKILL;
 }
 
 Reply Worker::exchange(const std::string& op, const protocol::Json& params, double timeout_s) {
@@ -425,14 +359,12 @@ Reply Worker::call(const std::string& op, const protocol::Json& params, double t
   // SIGKILL that kgate did not send (a deadline is a timeout, not a crash): the OOM killer
   // or someone outside. That is no verdict on the candidate yet: the request runs once more
   // in a fresh worker, and only the same death again is charged to what it ran.
-  if (reply.fault == gates::Fault::kCrash && last_status_known_ && WIFSIGNALED(last_status_) &&
-      WTERMSIG(last_status_) == SIGKILL) {
+  if (killed_from_outside(reply)) {
     log::warn("worker: killed by SIGKILL from outside kgate during `" + op +
               "` (the OOM killer, or a kill -9); running it once more in a fresh worker");
     if (auto failed = restart_if_needed()) return *failed;
     reply = exchange(op, params, timeout_s);
-    if (reply.fault == gates::Fault::kCrash && last_status_known_ && WIFSIGNALED(last_status_) &&
-        WTERMSIG(last_status_) == SIGKILL)
+    if (killed_from_outside(reply))
       reply.fault_message += " (killed again in a fresh worker: charged to this request)";
   }
   reply.restarted = restarted;
