@@ -126,10 +126,13 @@ def main() -> int:
         print(f"  CUDA graph: err {case['graph_max_abs_err']:.3g}, counters zero "
               f"{case['graph_counters_zero']}", flush=True)
         del g
-        d = (mod.SPLIT, mod.XBLOCK, mod.BLOCK, mod.NUM_WARPS, mod.OCCUPANCY, mod.PIPE)
+        # the 6th element: 0 without the pipelined split, else its L2 share
+        d = (mod.SPLIT, mod.XBLOCK, mod.BLOCK, mod.NUM_WARPS, mod.OCCUPANCY,
+             mod.PIPE * mod.L2_SHARE)
         # the pipelined split (PIPE 1) on every long-row case
-        pipe_pts = [(0, 1, bl, w, occ, 1) for bl in (2048, 4096, 8192) for w in (4, 8)
-                    for occ in (2, 4) if 8 <= bl // (32 * w) <= 64] if cols > 16384 else []
+        pipe_pts = [(0, 1, bl, w, occ, share) for share in (2, 4, 8)
+                    for bl, w, occ in ((4096, 4, 4), (2048, 8, 4), (4096, 8, 4), (2048, 4, 8),
+                                       (4096, 4, 8))] if cols > 16384 else []
         if args.pipe:
             grid_pts = [d] + pipe_pts + ([(1, 1, 8192, 16, 1, 0)] if cols > 16384 else [])
         elif cols > 16384 and not out["cases"]:  # a grid of the space
@@ -145,7 +148,7 @@ def main() -> int:
         grid_pts = list(dict.fromkeys(grid_pts))
         for sp, xb, bl, w, occ, pipe in grid_pts:
             mod.SPLIT, mod.XBLOCK, mod.BLOCK, mod.NUM_WARPS, mod.OCCUPANCY = sp, xb, bl, w, occ
-            mod.PIPE = pipe
+            mod.PIPE, mod.L2_SHARE = int(pipe > 0), max(2, pipe)
             launcher.state.clear()
             t0 = time.perf_counter()
             try:

@@ -130,6 +130,7 @@ OCCUPANCY = $occ
 # k-1's, and writes from L2; SPLIT 0 then sizes the split so that the rows in flight fit
 # half the L2.
 PIPE = $pipe
+L2_SHARE = 2  # PIPE: the rows in flight stay within 1/L2_SHARE of the L2
 $template_key = "row-softmax"
 
 import torch
@@ -407,7 +408,8 @@ class _Launcher:
         if int(PIPE):
             # two steps of every group in flight: within half the L2
             step_bytes = 2 * XBLOCK * COLS * ELEM_BYTES
-            groups = max(1, min(steps, (l2_bytes or (32 << 20)) // 2 // step_bytes))
+            groups = max(1, min(steps, (l2_bytes or (32 << 20)) // max(1, int(L2_SHARE)) //
+                                step_bytes))
         if int(SPLIT) != 0:
             split = int(SPLIT)
         elif int(PIPE) and COLS > BLOCK:
@@ -445,7 +447,7 @@ def _instantiate_row_softmax(entry: dict, m: Match, device: dict) -> tuple[str, 
     tune = (f"# kgate:tune SPLIT=[0,1,8,16,32] XBLOCK=[1,2,4,8] "
             f"BLOCK=[{','.join(map(str, blocks))}] "
             f"NUM_WARPS=[{','.join(map(str, sorted({4, 8, 16, 32} | {d['NUM_WARPS']})))}] "
-            "OCCUPANCY=[1,2,4] PIPE=[0,1]\n# kgate:tune-local")
+            "OCCUPANCY=[1,2,4] PIPE=[0,1] L2_SHARE=[2,4,8]\n# kgate:tune-local")
     body = _ROW_SOFTMAX.substitute(
         split=d["SPLIT"], xblock=d["XBLOCK"], block=d["BLOCK"], warps=d["NUM_WARPS"], occ=d["OCCUPANCY"],
         pipe=d["PIPE"], elem=_FLOAT_DTYPES[p["dtype"]],
