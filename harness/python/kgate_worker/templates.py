@@ -130,7 +130,8 @@ OCCUPANCY = $occ
 # k-1's, and writes from L2; SPLIT 0 then sizes the split so that the rows in flight fit
 # half the L2.
 PIPE = $pipe
-L2_SHARE = 2  # PIPE: the rows in flight stay within 1/L2_SHARE of the L2
+# PIPE: the rows in flight stay within 1/L2_SHARE of the L2.
+L2_SHARE = 2
 $template_key = "row-softmax"
 
 import torch
