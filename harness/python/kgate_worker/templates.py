@@ -105,7 +105,7 @@ def default_config(cols: int) -> dict:
         block = max(128, _next_pow2(cols))
         return {"SPLIT": 1, "XBLOCK": 1, "BLOCK": block,
                 "NUM_WARPS": max(4, min(16, block // 512)), "OCCUPANCY": 1, "PIPE": 0}
-    return {"SPLIT": 0, "XBLOCK": 1, "BLOCK": 4096, "NUM_WARPS": 8, "OCCUPANCY": 4,
+    return {"SPLIT": 0, "XBLOCK": 1, "BLOCK": 4096, "NUM_WARPS": 4, "OCCUPANCY": 4,
             "PIPE": 1}
 
 
