@@ -227,9 +227,11 @@ fi
 if has aa; then
   # The A/A mode over the official KernelBench (suites/kernelbench-official-aa.yaml): each
   # reference against itself through every gate, on AA_PROBLEMS (level/name ids) or, with
-  # AA_SHARD=k/n, on that shard of all 250. AA_SHARDS="1/8 2/8 ..." runs those shards as
-  # concurrent runs on the one GPU (the interleaved A/A stays fair; the times do not). Each
-  # worker request is traced (KGATE_WORKER_TRACE): where the time per problem goes.
+  # AA_SHARD=k/n, on that shard of all 250 (AA_LEVELS narrows the levels). AA_SHARDS="1/4
+  # 2/4 ..." runs those shards as concurrent runs on the one GPU: only for small problems --
+  # five at once on the official level 1 (50-72 GiB per worker) ran out of GPU memory and
+  # made cuDNN fall back to other algorithms (docs/measurement.md, 2026-12-01 fourth
+  # session). Each worker request is traced (KGATE_WORKER_TRACE): where the time goes.
   export KERNELBENCH_ROOT="${KERNELBENCH_ROOT:-$root/.kb}"
   session_suite kernelbench-official-aa suites/kernelbench-official-aa.yaml "${AA_SHARD:-${AA_SHARDS:+1/1}}" \
     "${AA_PROBLEMS:-level1/19_ReLU}" -e "s/^levels: .*/levels: [${AA_LEVELS:-kb-level1, kb-level2, kb-level3}]/"
