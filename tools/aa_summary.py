@@ -21,8 +21,12 @@ import sys
 
 
 def records(run_dirs):
+    """The result records; for a run stopped before it wrote some (a time limit around
+    `kgate run`), each problem's journaled baseline experiment stands in -- in A/A mode
+    that is the whole verdict -- as outcome `baseline-only` (passed) or `error`."""
     out = []
     for d in run_dirs:
+        seen = set()
         for f in sorted(glob.glob(os.path.join(d, "results", "**", "*.json"), recursive=True)):
             try:
                 with open(f, encoding="utf-8") as fh:
@@ -30,7 +34,26 @@ def records(run_dirs):
             except (OSError, ValueError) as e:
                 out.append({"level": "?", "problem": f, "outcome": "unreadable", "reason": str(e)})
                 continue
+            seen.add(r.get("problem"))
             out.append(r)
+        journal = os.path.join(d, "journal.jsonl")
+        if not os.path.exists(journal):
+            continue
+        with open(journal, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue  # a torn last line
+                if (e.get("event") != "experiment" or e.get("verdict") != "baseline" or
+                        e.get("problem") in seen):
+                    continue
+                seen.add(e.get("problem"))
+                out.append({"level": "(journal)", "problem": e.get("problem"),
+                            "outcome": "baseline-only" if e.get("passed") else "error",
+                            "speedup": e.get("speedup"), "speedup_lo": e.get("speedup_lo"),
+                            "speedup_hi": e.get("speedup_hi"), "wall_s": e.get("wall_s"),
+                            "reason": e.get("reason") or "the run stopped before its record"})
     return out
 
 
@@ -74,7 +97,7 @@ def main(argv=None) -> int:
             lv, r.get("problem"), r.get("outcome"), r.get("speedup") or 0,
             r.get("speedup_lo") or 0, r.get("speedup_hi") or 0, r.get("wall_s") or 0)
         print(line + "  " + (r.get("reason") or "")[:160])
-        if r.get("outcome") != "matched":
+        if r.get("outcome") not in ("matched", "baseline-only"):
             odd.append((lv, r.get("problem"), r.get("outcome"), r.get("reason") or ""))
 
     print("\nlevel     problems  outcomes                      wall per problem (mean / p90 / max)")
