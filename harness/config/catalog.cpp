@@ -49,7 +49,9 @@ std::vector<std::string> yaml_files_in(const std::string& dir, bool recursive) {
   std::vector<std::string> out;
   std::error_code ec;
   auto add = [&](const fs::directory_entry& e) {
-    if (e.is_regular_file(ec) && is_yaml(e.path()))
+    // Anything named *.yaml that is not a directory: a FIFO, a device or a dangling link
+    // among the configs is read (and refused by the reader, at its path), never skipped.
+    if (is_yaml(e.path()) && !e.is_directory(ec))
       out.push_back(e.path().lexically_normal().string());
   };
   if (recursive) {
@@ -136,7 +138,16 @@ struct Loader {
     if (path.empty()) path = ".";
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
-      for (const auto& f : yaml_files_in(path, true)) load_file(f, file_kind_of(f));
+      if (is_yaml(path)) {
+        // `kgate validate demo.yaml` where demo.yaml is a directory: not a config file, and
+        // validating whatever is inside it would answer another question.
+        diags.error(SourceLoc{path, 0, 0}, "is a directory, not a YAML file");
+        return;
+      }
+      const std::vector<std::string> files = yaml_files_in(path, true);
+      if (files.empty())
+        diags.warning(SourceLoc{path, 0, 0}, "no YAML files (.yaml, .yml) in this directory: nothing to validate");
+      for (const auto& f : files) load_file(f, file_kind_of(f));
     } else if (fs::exists(path, ec)) {
       load_file(path, force ? force : file_kind_of(path));
     } else {

@@ -55,7 +55,9 @@ SourceLoc file_loc(const std::string& path) { return SourceLoc{path, 0, 0}; }
 // Reads and parses one YAML document. Syntax errors become a diagnostic at the parser's
 // position; nullopt means there is nothing to validate further.
 std::optional<YAML::Node> read_document(const std::string& path, Diagnostics& diags) {
-  const core::ReadResult text = core::read_file(path);
+  // Regular files only, and a config is a few KB: /dev/zero, a FIFO or a stray multi-GB
+  // file is a clear error at the path, never an unbounded (or blocking) read.
+  const core::ReadResult text = core::read_file(path, core::kConfigReadCap);
   if (!text.ok()) {
     diags.error(file_loc(path), "cannot read file: " + text.error);
     return std::nullopt;

@@ -1,12 +1,15 @@
 #include "core/file_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <git2.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <filesystem>
 #include <system_error>
 
@@ -49,10 +52,38 @@ bool write_all(int fd, std::string_view bytes) {
 
 }  // namespace
 
-ReadResult read_file(const std::string& path) {
+std::string format_cap(std::size_t bytes) {
+  if (bytes >= (std::size_t{1} << 30) && bytes % (std::size_t{1} << 30) == 0)
+    return std::to_string(bytes >> 30) + " GiB";
+  if (bytes >= (std::size_t{1} << 20) && bytes % (std::size_t{1} << 20) == 0)
+    return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+}
+
+namespace {
+
+const char* kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  return "not a file";
+}
+
+std::string too_large(std::size_t max_bytes, const std::string& size) {
+  return "the file is larger than the " + format_cap(max_bytes) + " limit for it (" + size + ")";
+}
+
+}  // namespace
+
+ReadResult read_file(const std::string& path, std::size_t max_bytes) {
   ReadResult r;
   Fd f;
-  do f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO without a writer would wait forever; the mode is checked
+  // before any read, and a regular file's reads never block anyway.
+  do f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   while (f.fd < 0 && errno == EINTR);
   if (f.fd < 0) {
     const int e = errno;
@@ -69,7 +100,15 @@ ReadResult read_file(const std::string& path) {
     r.error = errno_text(EISDIR);
     return r;
   }
-  if (S_ISREG(st.st_mode) && st.st_size > 0) r.bytes.reserve(static_cast<std::size_t>(st.st_size));
+  if (!S_ISREG(st.st_mode)) {
+    r.error = std::string("not a regular file (") + kind_of(st.st_mode) + ")";
+    return r;
+  }
+  if (st.st_size > 0 && static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
+    r.error = too_large(max_bytes, std::to_string(st.st_size) + " bytes");
+    return r;
+  }
+  if (st.st_size > 0) r.bytes.reserve(static_cast<std::size_t>(st.st_size));
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(f.fd, buf, sizeof buf);
@@ -80,6 +119,14 @@ ReadResult read_file(const std::string& path) {
       return r;
     }
     if (n == 0) break;
+    // A file that grows while it is read (or a /proc file that reports no size) is held
+    // to the same cap.
+    if (static_cast<std::size_t>(n) > max_bytes - r.bytes.size()) {
+      r.bytes.clear();
+      r.bytes.shrink_to_fit();
+      r.error = too_large(max_bytes, "it grew past it while being read");
+      return r;
+    }
     r.bytes.append(buf, static_cast<std::size_t>(n));
   }
   r.status = ReadResult::Status::kOk;
@@ -146,6 +193,61 @@ WriteResult write_file_atomic(const std::string& path, std::string_view bytes) {
 void write_file_atomic_or_throw(const std::string& path, std::string_view bytes) {
   WriteResult r = write_file_atomic(path, bytes);
   if (!r.ok()) throw InfraError(r.message());
+}
+
+namespace {
+
+// The decimal number at the start of `s` (and how many digits it had); 0 digits: none.
+long leading_number(std::string_view s, std::size_t* digits) {
+  long v = 0;
+  std::size_t i = 0;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9' && i < 10; ++i) v = v * 10 + (s[i] - '0');
+  *digits = i;
+  return v;
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+long temp_file_writer(const std::string& name) {
+  // Every ".tmp" is tried: a name may hold one earlier ("a.tmp.json.tmp.12.0").
+  for (std::size_t at = name.find(".tmp", 1); at != std::string::npos; at = name.find(".tmp", at + 1)) {
+    std::string_view rest = std::string_view(name).substr(at + 4);
+    if (rest.size() < 2 || (rest[0] != '.' && rest[0] != '-')) continue;
+    const char sep = rest[0];
+    std::size_t digits = 0;
+    const long pid = leading_number(rest.substr(1), &digits);
+    if (digits == 0 || pid <= 0) continue;
+    std::string_view tail = rest.substr(1 + digits);
+    // ".tmp.<pid>.<n>" and ".tmp-<pid>-<n>": a counter after the pid, nothing else.
+    if (tail.size() >= 2 && tail[0] == sep && all_digits(tail.substr(1))) return pid;
+    // ".tmp.<pid>.so": the CUDA compiler's module.
+    if (sep == '.' && tail == ".so") return pid;
+  }
+  return 0;
+}
+
+std::vector<std::string> remove_stale_temps(const std::string& dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code e2;
+    if (it->is_directory(e2)) {
+      if (name == ".git") it.disable_recursion_pending();
+      continue;
+    }
+    const long pid = temp_file_writer(name);
+    if (pid <= 0) continue;
+    // Alive (or not ours to signal, EPERM: alive too): leave its temp alone.
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    if (fs::remove(it->path(), e2)) removed.push_back(it->path().string());
+  }
+  return removed;
 }
 
 std::string git_blob_id(std::string_view bytes) {

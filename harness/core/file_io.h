@@ -3,8 +3,10 @@
 // Each caller maps the outcome to its own error (UsageError for a user's file, InfraError
 // for kgate's own, "" or false where a missing file is an answer): the policy stays with
 // the caller, the mechanics live here.
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kgate::core {
 
@@ -21,15 +23,30 @@ struct ReadResult {
   bool not_found() const { return status == Status::kNotFound; }
 };
 
+// How much read_file takes by default: generous for anything kgate reads back (sources,
+// compile logs, journals of long runs, records), finite so that a wrong path (/dev/zero,
+// a multi-GB dump) is an error and not an unbounded read.
+inline constexpr std::size_t kDefaultReadCap = std::size_t{256} << 20;  // 256 MiB
+// A config, level, suite or problem file: a few KB in practice.
+inline constexpr std::size_t kConfigReadCap = std::size_t{16} << 20;  // 16 MiB
+
+// "16 MiB", "256 MiB", "1 KiB", "100 bytes": a cap as the errors state it.
+std::string format_cap(std::size_t bytes);
+
 // The whole of `path`, as bytes. Not found: the path or one of its directories does not
-// exist (ENOENT, ENOTDIR). A directory, a file that cannot be opened, or a read that
-// fails part-way is an error: never a silently empty or truncated content.
-ReadResult read_file(const std::string& path);
+// exist (ENOENT, ENOTDIR). Only a regular file (or a symlink to one) is read: a directory,
+// a FIFO, a socket or a device (/dev/zero) is an error, found without blocking or reading
+// ("not a regular file (a FIFO)"). A file larger than `max_bytes` is an error stating the
+// cap ("larger than the 16 MiB limit"), before or while reading. A file that cannot be
+// opened, or a read that fails part-way, is an error: never a silently empty or truncated
+// content.
+ReadResult read_file(const std::string& path, std::size_t max_bytes = kDefaultReadCap);
 
 // The whole of `path`, or throws E(message) when it cannot be read (not found or error).
 template <class E>
-std::string read_file_or_throw(const std::string& path, const std::string& message) {
-  ReadResult r = read_file(path);
+std::string read_file_or_throw(const std::string& path, const std::string& message,
+                               std::size_t max_bytes = kDefaultReadCap) {
+  ReadResult r = read_file(path, max_bytes);
   if (!r.ok()) throw E(message);
   return std::move(r.bytes);
 }
@@ -59,6 +76,19 @@ WriteResult write_file_atomic(const std::string& path, std::string_view bytes);
 
 // The same, throwing InfraError(result.message()) on failure.
 void write_file_atomic_or_throw(const std::string& path, std::string_view bytes);
+
+// ---- temp files left by a killed process ----------------------------------------------
+
+// Whether `name` (a file name, no directory) is a temp file of a kgate writer, and the pid
+// that wrote it: write_file_atomic's "<name>.tmp.<pid>.<n>", the host compiler's
+// "<name>.tmp-<pid>-<n>", the CUDA compiler's "<hash>.tmp.<pid>.so". 0 when it is none.
+long temp_file_writer(const std::string& name);
+
+// Removes, under `dir` (recursively, but not inside .git directories), every temp file of
+// a kgate writer whose process is gone (kill -9, a full disk that failed its cleanup, a
+// power cut). A live writer's temps stay. Returns the paths removed; errors are ignored
+// (a temp that cannot be removed is only clutter).
+std::vector<std::string> remove_stale_temps(const std::string& dir);
 
 // ---- content hash ------------------------------------------------------------------
 

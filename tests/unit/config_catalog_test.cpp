@@ -1,6 +1,10 @@
 #include "config/catalog.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "config_fake_ops.h"
 #include "core/error.h"
@@ -259,6 +263,47 @@ TEST(ConfigCatalog, StrictPlanOfASuiteFile) {
   EXPECT_EQ(plan.suite.id, "minimal");
   EXPECT_EQ(plan.items.size(), 2u);
   EXPECT_THROW(plan_suite_file(fixture("bad/suites/bad_suite.yaml")), UsageError);
+}
+
+// Input files are regular files: a directory named like a config, a FIFO among the
+// configs or a device given as a suite is an error at its path (exit 2 for the CLI),
+// never a silent pass, a blocked open or an unbounded read.
+TEST(ConfigCatalog, AnInputThatIsNoRegularFileIsAnErrorAtItsPath) {
+  const std::filesystem::path d = std::filesystem::temp_directory_path() /
+                                  ("kgate-catalog-inputs-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d / "demo.yaml");
+  std::filesystem::create_directories(d / "suites");
+  ASSERT_EQ(::mkfifo((d / "suites" / "fifo.yaml").c_str(), 0644), 0);
+  {
+    Diagnostics diags;
+    load_catalog({(d / "demo.yaml").string()}, diags, fake_ops());
+    EXPECT_NE(diags.str().find((d / "demo.yaml").string() + ": error: is a directory, not a YAML file"),
+              std::string::npos)
+        << diags.str();
+  }
+  {
+    Diagnostics diags;
+    load_catalog({(d / "suites").string()}, diags, fake_ops());
+    EXPECT_NE(diags.str().find((d / "suites" / "fifo.yaml").string() + ": error: cannot read file: not a regular file (a FIFO)"),
+              std::string::npos)
+        << diags.str();
+  }
+  {
+    Diagnostics diags;
+    std::filesystem::create_directories(d / "empty");
+    load_catalog({(d / "empty").string()}, diags, fake_ops());
+    EXPECT_FALSE(diags.has_errors());
+    EXPECT_EQ(diags.warning_count(), 1) << diags.str();
+  }
+  EXPECT_THROW(plan_suite_file("/dev/zero"), UsageError);
+  try {
+    plan_suite_file("/dev/zero");
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/zero"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not a regular file (a character device)"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(d);
 }
 
 }  // namespace

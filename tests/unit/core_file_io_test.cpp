@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -78,6 +80,62 @@ TEST(CoreReadFile, ADirectoryIsAnErrorNotAnEmptyFile) {
   EXPECT_FALSE(r.not_found());
   EXPECT_TRUE(r.bytes.empty());
   EXPECT_NE(r.error.find("directory"), std::string::npos) << r.error;
+}
+
+TEST(CoreReadFile, AFifoIsAnErrorFoundWithoutBlocking) {
+  const fs::path d = fresh_dir("fifo");
+  const fs::path p = d / "demo.yaml";
+  ASSERT_EQ(::mkfifo(p.c_str(), 0644), 0);
+  // No writer: a plain open() would wait forever; read_file must answer at once.
+  ReadResult r = kgate::core::read_file(p.string());
+  EXPECT_EQ(r.status, ReadResult::Status::kError);
+  EXPECT_TRUE(r.bytes.empty());
+  EXPECT_EQ(r.error, "not a regular file (a FIFO)");
+}
+
+TEST(CoreReadFile, ADeviceIsAnErrorNotAnUnboundedRead) {
+  std::error_code ec;
+  if (!fs::exists("/dev/zero", ec)) GTEST_SKIP() << "no /dev/zero";
+  ReadResult r = kgate::core::read_file("/dev/zero");
+  EXPECT_EQ(r.status, ReadResult::Status::kError);
+  EXPECT_TRUE(r.bytes.empty());
+  EXPECT_EQ(r.error, "not a regular file (a character device)");
+  EXPECT_THROW(kgate::core::read_file_or_throw<kgate::UsageError>("/dev/zero", "/dev/zero: cannot read"),
+               kgate::UsageError);
+}
+
+TEST(CoreReadFile, AFileOverTheCapIsAnErrorStatingTheCap) {
+  const fs::path d = fresh_dir("cap");
+  put(d / "at", std::string(1024, 'a'));
+  put(d / "over", std::string(1025, 'b'));
+  ReadResult at = kgate::core::read_file((d / "at").string(), 1024);
+  ASSERT_TRUE(at.ok()) << at.error;
+  EXPECT_EQ(at.bytes.size(), 1024u);
+  ReadResult over = kgate::core::read_file((d / "over").string(), 1024);
+  EXPECT_EQ(over.status, ReadResult::Status::kError);
+  EXPECT_TRUE(over.bytes.empty());
+  EXPECT_EQ(over.error, "the file is larger than the 1 KiB limit for it (1025 bytes)");
+  // The default cap is finite and far above anything kgate writes.
+  EXPECT_TRUE(kgate::core::read_file((d / "over").string()).ok());
+  EXPECT_LT(kgate::core::kConfigReadCap, kgate::core::kDefaultReadCap);
+}
+
+TEST(CoreReadFile, ASymlinkToARegularFileIsRead) {
+  const fs::path d = fresh_dir("symlink");
+  put(d / "real", "abc");
+  fs::create_symlink(d / "real", d / "link");
+  ReadResult r = kgate::core::read_file((d / "link").string());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.bytes, "abc");
+}
+
+TEST(CoreFormatCap, NamesTheUnit) {
+  EXPECT_EQ(kgate::core::format_cap(std::size_t{16} << 20), "16 MiB");
+  EXPECT_EQ(kgate::core::format_cap(std::size_t{256} << 20), "256 MiB");
+  EXPECT_EQ(kgate::core::format_cap(std::size_t{2} << 30), "2 GiB");
+  EXPECT_EQ(kgate::core::format_cap(4096), "4 KiB");
+  EXPECT_EQ(kgate::core::format_cap(1000), "1000 bytes");
+  EXPECT_EQ(kgate::core::format_cap(1), "1 byte");
 }
 
 TEST(CoreReadFile, AnUnreadableFileIsAnErrorWithTheSystemsWords) {
@@ -178,4 +236,47 @@ TEST(CoreWriteFileAtomic, ARenameThatFailsRemovesTheTemp) {
 TEST(CoreGitBlobId, IsWhatGitHashObjectPrints) {
   EXPECT_EQ(kgate::core::git_blob_id(""), "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
   EXPECT_EQ(kgate::core::git_blob_id("hello\n"), "ce013625030ba8dba906f756967f9e9ca394464a");
+}
+
+TEST(CoreTempFiles, TellsAWritersTempAndItsPid) {
+  using kgate::core::temp_file_writer;
+  EXPECT_EQ(temp_file_writer("level__softmax.json.tmp.4242.0"), 4242);
+  EXPECT_EQ(temp_file_writer("run.json.tmp.17.12"), 17);
+  EXPECT_EQ(temp_file_writer("ab12.cpp.tmp-999-3"), 999);
+  EXPECT_EQ(temp_file_writer("0123abcd.tmp.31337.so"), 31337);
+  EXPECT_EQ(temp_file_writer("a.tmp.json.tmp.12.0"), 12);
+  // Not temps: a plain name, a file of the user's named .tmp, half a pattern.
+  EXPECT_EQ(temp_file_writer("level__softmax.json"), 0);
+  EXPECT_EQ(temp_file_writer("notes.tmp"), 0);
+  EXPECT_EQ(temp_file_writer("x.tmp.12"), 0);
+  EXPECT_EQ(temp_file_writer("x.tmp.12.a"), 0);
+  EXPECT_EQ(temp_file_writer("x.tmp-12.0"), 0);
+  EXPECT_EQ(temp_file_writer(".tmp.12.0"), 0);
+}
+
+TEST(CoreTempFiles, RemovesTheTempsOfDeadWritersOnly) {
+  const fs::path d = fresh_dir("stale");
+  fs::create_directories(d / "results");
+  fs::create_directories(d / "cache" / "host");
+  fs::create_directories(d / "workspaces" / "p" / ".git");
+  // A pid that is gone: a child that has exited and been reaped.
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  int status = 0;
+  ::waitpid(dead, &status, 0);
+  const std::string dp = std::to_string(dead), live = std::to_string(::getpid());
+  put(d / "results" / ("native__a.json.tmp." + dp + ".0"), "");
+  put(d / "cache" / "host" / ("k.cpp.tmp-" + dp + "-1"), "half");
+  put(d / "results" / ("native__b.json.tmp." + live + ".0"), "mine, being written");
+  put(d / "results" / "native__a.json", "{}");
+  put(d / "workspaces" / "p" / ".git" / ("x.tmp." + dp + ".0"), "git's own");
+  std::vector<std::string> removed = kgate::core::remove_stale_temps(d.string());
+  std::sort(removed.begin(), removed.end());
+  EXPECT_EQ(removed, (std::vector<std::string>{(d / "cache" / "host" / ("k.cpp.tmp-" + dp + "-1")).string(),
+                                               (d / "results" / ("native__a.json.tmp." + dp + ".0")).string()}));
+  EXPECT_TRUE(fs::exists(d / "results" / ("native__b.json.tmp." + live + ".0")));
+  EXPECT_TRUE(fs::exists(d / "results" / "native__a.json"));
+  EXPECT_TRUE(fs::exists(d / "workspaces" / "p" / ".git" / ("x.tmp." + dp + ".0")));
+  EXPECT_TRUE(kgate::core::remove_stale_temps((d / "missing").string()).empty());
 }
