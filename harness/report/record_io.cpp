@@ -69,6 +69,14 @@ std::string planned_record_key(const std::string& id) {
   return slash == std::string::npos ? id : id.substr(0, slash) + "/" + id.substr(id.rfind('/') + 1);
 }
 
+std::vector<std::string> planned_without_result(const RunRecords& run) {
+  std::vector<std::string> out;
+  for (const auto& r : run.results)
+    if (r.outcome == Outcome::kError && r.best_commit.empty() && r.reason.rfind(kPlannedNoResult, 0) == 0)
+      out.push_back(key_of(r));
+  return out;
+}
+
 std::string record_file_name(const std::string& level, const std::string& problem) {
   std::string name = level + "__" + problem;
   std::replace(name.begin(), name.end(), '/', '_');
@@ -208,7 +216,7 @@ RunRecords load_run_dir(const std::string& out_dir) {
     m.level = slash == std::string::npos ? "" : key.substr(0, slash);
     m.problem = key.substr(key.rfind('/') + 1);
     m.outcome = Outcome::kError;
-    m.reason = "planned but no result: the run ended before this problem finished" +
+    m.reason = kPlannedNoResult +
                std::string(run.info.interrupted ? " (interrupted)" : run.info.finished_at.empty() ? " (killed?)" : "");
     run.results.push_back(std::move(m));
     added = true;

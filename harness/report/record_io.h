@@ -5,6 +5,7 @@
 // Loading never trusts the files: a missing, malformed or foreign record is a UsageError
 // naming the file and the reason, never a crash.
 #include <string>
+#include <vector>
 
 #include "report/record.h"
 #include "report/run_info.h"
@@ -24,6 +25,13 @@ std::string planned_record_key(const std::string& planned_id);
 // One record file. Throws UsageError("path: reason") on any problem.
 ProblemResult load_result(const std::string& path);
 RunInfo load_run_info(const std::string& path);
+
+// The reason of the error row load_run_dir adds for a planned problem without a record.
+inline constexpr const char* kPlannedNoResult = "planned but no result: the run ended before this problem finished";
+
+// The planned problems of `run` that have no record of their own (load_run_dir's error
+// rows), as "<level>/<problem>".
+std::vector<std::string> planned_without_result(const RunRecords& run);
 
 // OUT/run.json (optional: derived from the records when absent, with a warning) and every
 // OUT/results/*.json. Throws UsageError when there is no record, a record is malformed, two

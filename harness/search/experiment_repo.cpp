@@ -57,6 +57,25 @@ ExperimentRepo::ExperimentRepo(const std::string& workdir) : workdir_(workdir) {
   }
 }
 
+std::vector<std::string> ExperimentRepo::remove_stale_locks() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> removed;
+  const char* gitdir = git_repository_path(repo_);
+  if (gitdir == nullptr) return removed;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(gitdir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_directory(e2)) {
+      if (it->path().filename() == "objects") it.disable_recursion_pending();
+      continue;
+    }
+    if (it->path().extension() != ".lock") continue;
+    if (fs::remove(it->path(), e2)) removed.push_back(it->path().string());
+  }
+  return removed;
+}
+
 ExperimentRepo::~ExperimentRepo() {
   if (repo_) git_repository_free(repo_);
 }

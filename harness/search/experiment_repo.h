@@ -30,6 +30,12 @@ class ExperimentRepo {
 
   const std::string& workdir() const { return workdir_; }
 
+  // Removes git's lock files (index.lock, HEAD.lock, refs/**.lock, packed-refs.lock) that
+  // a process killed mid-write left in this repository; with one in place every later
+  // commit, reset or ref update fails ("File exists"). Only for a caller that knows no
+  // other process writes here (kgate run, holding its OUT's lock). Returns the paths.
+  std::vector<std::string> remove_stale_locks();
+
   // Makes `branch` (short name, e.g. "kgate/demo/RUN/softmax") the current branch. A new
   // branch is unborn: the next commit starts it as a root commit. Files are untouched.
   void use_branch(const std::string& branch);

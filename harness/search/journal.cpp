@@ -6,10 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace kgate::search {
 namespace {
@@ -42,11 +40,10 @@ void fsync_dir_of(const std::string& path) {
 
 Journal::Contents Journal::read(const std::string& path, bool repair) {
   Contents c;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return c;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string data = ss.str();
+  core::ReadResult file = core::read_file(path, kMaxBytes);
+  if (file.not_found()) return c;
+  if (!file.ok()) throw InfraError(path + ": cannot read the journal: " + file.error);
+  const std::string data = std::move(file.bytes);
   size_t good_end = 0;  // bytes up to the end of the last complete, parsed line
   size_t pos = 0;
   int lineno = 0;
@@ -116,8 +113,17 @@ Journal::~Journal() {
 void Journal::append(const nlohmann::json& event) {
   // One write() of the whole line keeps the line intact against other appends; the
   // fsync makes it survive a power cut, not just a SIGKILL.
-  write_all(fd_, event.dump() + "\n", path_);
-  if (::fsync(fd_) != 0) throw InfraError(path_ + ": fsync failed: " + errno_text());
+  // A write that fails part-way (a full disk) is undone: the journal ends with its last
+  // whole line, never a torn one that only a resume's repair would drop.
+  struct stat st {};
+  const bool sized = ::fstat(fd_, &st) == 0;
+  try {
+    write_all(fd_, event.dump() + "\n", path_);
+    if (::fsync(fd_) != 0) throw InfraError(path_ + ": fsync failed: " + errno_text());
+  } catch (const InfraError&) {
+    if (sized) (void)::ftruncate(fd_, st.st_size);
+    throw;
+  }
 }
 
 }  // namespace kgate::search

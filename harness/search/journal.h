@@ -3,6 +3,7 @@
 // It is the truth a resumed run replays; the TSV, result records and git refs are
 // rebuilt from it. A torn last line (a crash mid-write) is dropped and truncated away;
 // a damaged line anywhere else, or a foreign header, is an error, never a silent guess.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ class Journal {
  public:
   static constexpr int kVersion = 1;
   static constexpr const char* kFormat = "kgate-journal";
+  // A journal longer than this is refused on read (the error states it): thousands of
+  // experiments take a few MB, so this bound is only ever hit by a wrong file.
+  static constexpr std::size_t kMaxBytes = std::size_t{1} << 30;  // 1 GiB
 
   struct Contents {
     nlohmann::json header;               // null when the file does not exist

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/log.h"
 #include "gates/speed_policy.h"
 #include "gates/static_gate.h"
@@ -48,23 +51,36 @@ constexpr const char* kGitignore = "task.md\nhistory.tsv\nfeedback.json\n__pycac
 constexpr const char* kInventoryFile = "inventory.json";
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InfraError(path + ": cannot read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return core::read_file_or_throw<InfraError>(path, path + ": cannot read");
 }
 
 // Whole-file replace via rename, so a reader (or a crash) never sees half a file.
 using report::write_file_atomic;
 
-void write_plain(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::error_code ec;
-  if (fs::exists(path)) fs::permissions(path, fs::perms::owner_write, fs::perm_options::add, ec);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw InfraError(path + ": cannot write");
-  out << text;
+// A workspace or state file, replaced whole (temp + rename): a full disk or a kill -9
+// mid-write leaves the old file, never a truncated candidate, and a failed write is an
+// InfraError with the system's words ("No space left on device"), never silent.
+void write_plain(const std::string& path, const std::string& text) { core::write_file_atomic_or_throw(path, text); }
+
+// Free space below which a failed gate is not trusted as a verdict: the compiler, the
+// worker and the harness could not write what they needed (a full disk reads as
+// "baseline does not compile: collect2 ...").
+constexpr std::uintmax_t kLowSpaceBytes = std::uintmax_t{4} << 20;
+
+// Why the disk under `dir` (or the temp directory) cannot be trusted with a verdict now
+// ("" = it can): the system's words in the verdict's reason (ENOSPC, EDQUOT, EFBIG), or
+// too little free space.
+std::string storage_trouble(const std::string& dir, const std::string& reason) {
+  for (const char* words : {"No space left on device", "Disk quota exceeded", "File too large"})
+    if (reason.find(words) != std::string::npos) return words;
+  const char* tmp = std::getenv("TMPDIR");
+  for (const std::string& d : {dir, std::string(tmp && *tmp ? tmp : "/tmp")}) {
+    std::error_code ec;
+    const fs::space_info sp = fs::space(d, ec);
+    if (!ec && sp.available < kLowSpaceBytes)
+      return d + " has " + std::to_string(sp.available / 1024) + " KiB free";
+  }
+  return "";
 }
 
 double now_s() {
@@ -119,6 +135,7 @@ struct Problem {
   std::string branch;
   std::vector<ExperimentRecord> records;  // journaled, in order (0 = baseline)
   std::optional<report::ProblemResult> done;
+  std::string infra_error;  // resume: the infrastructure error that stopped the last attempt
   std::unique_ptr<ExperimentRepo> repo;
   std::unique_ptr<CandidateEvaluator> eval;
   std::unique_ptr<Agent> agent;
@@ -292,6 +309,14 @@ struct SuiteRun::Impl {
       if (p->records.empty() && outcome != "skipped" && outcome != "error")
         throw InfraError(at + "problem_done of " + p->item->problem_id + " (" + outcome +
                          ") comes before any experiment of it; refusing to guess");
+      if (e.value("infra", false)) {
+        // An infrastructure error (a full disk, a lost worker, git or I/O) is no verdict
+        // on the problem: a resume goes on from its journaled experiments. A result
+        // journaled before it (whose record then could not be written) stands.
+        if (!p->done) p->infra_error = res.value("reason", std::string());
+        return;
+      }
+      p->infra_error.clear();
       p->done = res.get<report::ProblemResult>();
     }
   }
@@ -331,6 +356,8 @@ struct SuiteRun::Impl {
   // ---- workspace -------------------------------------------------------------------------
   void open_workspace(Problem& p) {
     if (!p.repo) p.repo = std::make_unique<ExperimentRepo>(p.ws);
+    // This run holds OUT's lock: a git lock file here is a killed run's.
+    for (const auto& l : p.repo->remove_stale_locks()) log::warn(p.item->problem_id + ": removed a stale " + l);
     write_plain(p.starter_copy, starter_text(p));
   }
 
@@ -359,6 +386,36 @@ struct SuiteRun::Impl {
     repo.tag(best_tag(p), best);
     clean_untracked(p);
     write_plain(p.best_copy, repo.file_at(best, p.candidate_rel));
+  }
+
+  // Resume: a finished problem's git evidence against the journal. A journaled experiment's
+  // ref, the best tag or the branch that is missing or moved (deleted by hand, a half-done
+  // gc) is put back at the journaled commit; a commit, or the repository, that is gone is
+  // an error naming it: never a result whose experiments cannot be looked at.
+  void check_finished_refs(Problem& p) {
+    if (p.records.empty()) return;
+    const std::string& id = p.item->problem_id;
+    std::error_code ec;
+    if (!fs::exists(fs::path(p.ws) / ".git", ec))
+      throw InfraError(p.ws + ": the experiment repository of " + id + " is gone (the journal has " +
+                       std::to_string(p.records.size()) + " experiments of it)");
+    if (!p.repo) p.repo = std::make_unique<ExperimentRepo>(p.ws);
+    ExperimentRepo& repo = *p.repo;
+    for (const auto& l : repo.remove_stale_locks()) log::warn(id + ": removed a stale " + l);
+    auto want = [&](const std::string& ref, const std::string& commit) {
+      if (repo.resolve(ref) == commit) return;
+      try {
+        (void)repo.read(commit);
+      } catch (const InfraError&) {
+        throw InfraError(p.ws + ": " + ref + ": the journaled commit " + commit + " of " + id +
+                         " is not in the repository");
+      }
+      log::warn(id + ": " + ref + " was missing or moved; restored to the journaled " + commit.substr(0, 12));
+      repo.set_ref(ref, commit);
+    };
+    for (const auto& r : p.records) want(exp_ref(p, r.n), r.commit);
+    want("refs/tags/" + best_tag(p), p.records.back().best_commit);
+    want("refs/heads/" + p.branch, p.records.back().best_commit);
   }
 
   // Files that are neither committed nor the harness's own (an agent killed mid-turn).
@@ -519,6 +576,17 @@ struct SuiteRun::Impl {
     return apply_point(text, point) == text ? Point{} : point;
   }
 
+  // A failed gate while the disk is full is the disk's failure, not the candidate's (or
+  // the starter's): an InfraError, so nothing is journaled and a resume evaluates it again.
+  void distrust_failure_on_full_disk(const Problem& p, const ExperimentRecord& r) const {
+    if (r.passed) return;
+    const std::string why = storage_trouble(opt.out, r.reason);
+    if (why.empty()) return;
+    throw InfraError(p.item->problem_id + ": the disk is full (" + why + "); '" + r.reason.substr(0, 160) +
+                     "' is not charged to " + (r.n == 0 ? "the starter" : "the candidate") +
+                     ": free space and run again with --resume");
+  }
+
   CandidateEvaluator& evaluator(Problem& p) {
     if (!p.eval) p.eval = factory(*p.item, p.ws, p.seed);
     return *p.eval;
@@ -624,8 +692,9 @@ struct SuiteRun::Impl {
     gates::CandidateVerdict v = evaluator(p).evaluate(candidate_path(p), {}, baseline_path);
     if (interrupted(opt.interrupted)) return;
     if (device_name.empty()) device_name = evaluator(p).device_name();
-    if (v.passed) evaluator(p).promote_last_candidate();  // the starter is the first best
     fill_from_verdict(r, v);
+    distrust_failure_on_full_disk(p, r);
+    if (v.passed) evaluator(p).promote_last_candidate();  // the starter is the first best
     p.degenerate = v.degenerate;
     r.speedup_vs_starter = 1;
     // The starter timed against itself can only "fail" performance by noise; it is the
@@ -780,6 +849,7 @@ struct SuiteRun::Impl {
         return false;
       }
       fill_from_verdict(r, v);
+      distrust_failure_on_full_disk(p, r);
       const double threshold = opt.suite.gates.keep_threshold;
       bool keep = v.passed && v.timing && gates::SpeedPolicy::of(opt.suite.gates).clears_keep(*v.timing);
       r.verdict = keep ? ExperimentVerdict::kKeep : ExperimentVerdict::kRevert;
@@ -1103,6 +1173,16 @@ struct SuiteRun::Impl {
   }
 
   void error_result(Problem& p, const std::string& why) {
+    // The worktree back at the journaled best, as a revert leaves it (a failed write or a
+    // full disk mid-experiment left the candidate's edit). Best effort: the same trouble
+    // may refuse this too, and a resume's reconcile does it anyway.
+    if (p.repo && !p.records.empty()) {
+      try {
+        p.repo->reset_hard(p.records.back().best_commit);
+      } catch (const Error& e) {
+        log::debug(p.item->problem_id + ": cannot reset the worktree after the error: " + e.what());
+      }
+    }
     report::ProblemResult res = base_result(p);
     res.outcome = report::Outcome::kError;
     res.reason = why;
@@ -1151,6 +1231,12 @@ struct SuiteRun::Impl {
     RunSummary summary;
     init_problems();
     open_journal();
+    // Under OUT's lock every temp file of a writer that is gone is garbage: a record, the
+    // TSV, a report or a compile-cache entry that a kill -9 or a full disk interrupted.
+    const std::vector<std::string> stale = core::remove_stale_temps(opt.out);
+    if (!stale.empty())
+      log::info("removed " + std::to_string(stale.size()) + " temp file" + (stale.size() == 1 ? "" : "s") +
+                " left by an interrupted run (e.g. " + stale.front() + ")");
     summary.run_id = run_id;
     write_run_json(false, false);
     for (auto& p : problems) finish_problem_setup(p);
@@ -1164,7 +1250,19 @@ struct SuiteRun::Impl {
     // would each hold a process (and, on a GPU, memory) until their turn.
     Problem* kept = nullptr;
     for (auto& p : problems) {
-      if (p.done) continue;
+      if (p.done) {
+        if (!opt.resume) continue;
+        try {
+          check_finished_refs(p);
+        } catch (const Error& e) {
+          log::error(p.item->problem_id + ": " + e.what());
+          error_result(p, e.what());
+        }
+        p.repo.reset();
+        continue;
+      }
+      if (!p.infra_error.empty())
+        log::info(p.item->problem_id + ": going on after an infrastructure error: " + p.infra_error);
       if (!p.item->skip_reason.empty()) {
         report::ProblemResult res = base_result(p);
         res.outcome = report::Outcome::kSkipped;
@@ -1231,6 +1329,9 @@ struct SuiteRun::Impl {
       p.eval.reset();  // one worker at a time on a small machine
     }
 
+    // A worker killed mid-compile (the OOM killer; the request went to a fresh worker)
+    // left its compile-cache temp behind: no live process writes it now.
+    for (const auto& t : core::remove_stale_temps(opt.out)) log::debug("removed the stale temp file " + t);
     summary.interrupted = interrupted(opt.interrupted);
     std::vector<report::FailureKind> kinds;
     for (auto& p : problems) {

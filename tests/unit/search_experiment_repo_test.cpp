@@ -1,10 +1,13 @@
 #include "search/experiment_repo.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "core/error.h"
 
 namespace fs = std::filesystem;
 
@@ -104,6 +107,28 @@ TEST_F(SearchExperimentRepo, GitignoredFilesAreNotCommitted) {
   std::string c = repo.commit("experiment 0\n");
   EXPECT_THROW(repo.file_at(c, "task.md"), std::exception);
   EXPECT_EQ(repo.file_at(c, "kernel.cpp"), "x\n");
+}
+
+// A kill -9 mid-commit leaves git's lock files; with them every later commit fails until
+// they are removed, and removing them leaves the repository whole.
+TEST_F(SearchExperimentRepo, StaleLockFilesOfAKilledWriterAreRemoved) {
+  ExperimentRepo repo(dir.string());
+  repo.use_branch("kgate/demo/run1/softmax");
+  write("kernel.cpp", "v0\n");
+  const std::string c0 = repo.commit("experiment 0\n");
+  std::ofstream(dir / ".git" / "index.lock") << "";
+  fs::create_directories(dir / ".git" / "refs" / "heads" / "kgate");
+  std::ofstream(dir / ".git" / "refs" / "heads" / "kgate" / "x.lock") << "";
+  write("kernel.cpp", "v1\n");
+  EXPECT_THROW(repo.commit("experiment 1\n"), InfraError);
+  std::vector<std::string> removed = repo.remove_stale_locks();
+  std::sort(removed.begin(), removed.end());
+  ASSERT_EQ(removed.size(), 2u);
+  EXPECT_EQ(fs::path(removed[0]).filename(), "index.lock");
+  EXPECT_EQ(fs::path(removed[1]).filename(), "x.lock");
+  const std::string c1 = repo.commit("experiment 1\n");
+  EXPECT_EQ(repo.read(c1).parents, std::vector<std::string>{c0});
+  EXPECT_TRUE(repo.remove_stale_locks().empty());
 }
 
 }  // namespace

@@ -1,5 +1,10 @@
 #include "search/journal.h"
 
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -113,4 +118,64 @@ TEST(SearchJournal, DamagedMiddleLineAndForeignFilesAreErrors) {
 }
 
 }  // namespace
+// A write that fails part-way (here the file-size limit, what a full disk does to a
+// journal) leaves the journal at its last whole line: no torn tail to repair, and the
+// next append after space came back is a whole line after it.
+TEST(SearchJournal, AnAppendThatFailsPartWayLeavesNoTornLine) {
+  TempDir d;
+  const std::string p = (d.path / "journal.jsonl").string();
+  Journal j(p, {{"run_id", "r1"}});
+  j.append({{"event", "experiment"}, {"n", 0}});
+  const std::string before = slurp(p);
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  struct sigaction ign {}, prev {};
+  ign.sa_handler = SIG_IGN;
+  ::sigaction(SIGXFSZ, &ign, &prev);  // EFBIG instead of the signal
+  struct rlimit small = old;
+  small.rlim_cur = before.size() + 16;  // room for a part of the next line only
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  bool threw = false;
+  try {
+    j.append({{"event", "experiment"}, {"n", 1}, {"description", std::string(200, 'x')}});
+  } catch (const InfraError& e) {
+    threw = true;
+    EXPECT_NE(std::string(e.what()).find("journal.jsonl: write failed: "), std::string::npos) << e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::sigaction(SIGXFSZ, &prev, nullptr);
+  EXPECT_TRUE(threw);
+  EXPECT_EQ(slurp(p), before);
+  Journal::Contents c = Journal::read(p, false);
+  EXPECT_FALSE(c.torn_tail);
+  ASSERT_EQ(c.events.size(), 1u);
+  j.append({{"event", "experiment"}, {"n", 1}});
+  c = Journal::read(p, false);
+  EXPECT_FALSE(c.torn_tail);
+  ASSERT_EQ(c.events.size(), 2u);
+  EXPECT_EQ(c.events[1]["n"], 1);
+}
+
+// Only a regular file is a journal: a directory or a FIFO in its place is an error naming
+// the path (never a blocked read, never "nothing to resume").
+TEST(SearchJournal, AJournalThatIsNoFileIsAnError) {
+  TempDir d;
+  const fs::path dirj = d.path / "a" / "journal.jsonl";
+  fs::create_directories(dirj);
+  try {
+    Journal::read(dirj.string(), true);
+    FAIL() << "no error";
+  } catch (const InfraError& e) {
+    EXPECT_NE(std::string(e.what()).find(dirj.string() + ": cannot read the journal: "), std::string::npos) << e.what();
+  }
+  const fs::path fifo = d.path / "journal.jsonl";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  try {
+    Journal::read(fifo.string(), true);
+    FAIL() << "no error";
+  } catch (const InfraError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file (a FIFO)"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace kgate::search

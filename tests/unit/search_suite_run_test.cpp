@@ -42,6 +42,9 @@ struct FakeEvaluator : CandidateEvaluator {
   std::string tag;  // the problem
   int* live = nullptr;  // evaluators alive now (each holds a worker process in real runs)
   int* promotions = nullptr;
+  // Evaluations left before the disk is "full" (-1: never): then every one fails the
+  // static gate the way a compile on a full disk does.
+  int* disk_left = nullptr;
   void promote_last_candidate() override {
     if (promotions != nullptr) ++*promotions;
   }
@@ -92,6 +95,14 @@ struct FakeEvaluator : CandidateEvaluator {
     // that fails to load, a device out of memory).
     if (src.find("REJECTED") != std::string::npos)
       throw kgate::UsageError("p.py:1:1: error: problem " + tag + " rejected by the worker: out of memory");
+    if (disk_left != nullptr && *disk_left >= 0 && (*disk_left)-- == 0) {
+      ++*disk_left;  // stays full
+      gates::GateResult g = gate(gates::Gate::kStatic, gates::GateStatus::kFail);
+      g.reason = "does not compile: /usr/bin/ld: final link failed: No space left on device\ncollect2: error";
+      v.gates.push_back(g);
+      v.failed_gate = gates::Gate::kStatic;
+      return v;
+    }
     v.gates.push_back(gate(gates::Gate::kStatic, gates::GateStatus::kPass));
     if (src.find("BROKEN") != std::string::npos) {
       gates::GateResult g = gate(gates::Gate::kCorrectness, gates::GateStatus::kFail);
@@ -141,7 +152,7 @@ struct SearchSuiteRun : ::testing::Test {
   fs::path dir, out;
   std::vector<std::string> evaluated;
   std::map<std::string, int> made;  // evaluators created per problem
-  int live = 0, max_live = 0, promotions = 0;
+  int live = 0, max_live = 0, promotions = 0, disk_left = -1;
   config::Suite suite;
   std::atomic<bool> stop{false};
 
@@ -191,6 +202,7 @@ struct SearchSuiteRun : ::testing::Test {
       ++made[it.problem_id];
       auto e = std::make_unique<FakeEvaluator>(&evaluated, it.problem_id, &live);
       e->promotions = &promotions;
+      e->disk_left = &disk_left;
       max_live = std::max(max_live, live);
       return e;
     });
@@ -509,6 +521,128 @@ TEST_F(SearchSuiteRun, ResumeRefusesForgedProblemDoneLines) {
             std::string::npos);
   rewrite(R"({"event":"experiment","problem":"p","n":"zero"})");
   EXPECT_NE(resume_error().find("journal.jsonl:2: error: experiment event does not parse"), std::string::npos);
+  (void)first;
+}
+
+// A full disk is no verdict: a failed gate whose reason is the disk's ("No space left on
+// device") is not journaled against the candidate (nor the starter); the problem is an
+// infrastructure error with a clean worktree, and a resume after space came back goes on
+// from the last journaled experiment to the same end as a run that never hit it.
+TEST_F(SearchSuiteRun, ADiskFullMidSearchIsNoVerdictAndAResumeGoesOn) {
+  suite.budget.max_consecutive_reverts = 100;
+  disk_left = 3;  // the baseline and two experiments, then full
+  RunSummary first = run({item("p")}, false, 6);
+  EXPECT_EQ(first.code, ExitCode::kInfra);
+  ASSERT_EQ(first.results.size(), 1u);
+  EXPECT_EQ(first.results[0].outcome, report::Outcome::kError);
+  EXPECT_NE(first.results[0].reason.find("the disk is full (No space left on device)"), std::string::npos)
+      << first.results[0].reason;
+  EXPECT_NE(first.results[0].reason.find("is not charged to the candidate"), std::string::npos);
+  auto ex = experiments();
+  ASSERT_EQ(ex.size(), 3u);
+  for (auto& e : ex) EXPECT_EQ(e["reason"].get<std::string>().find("No space"), std::string::npos) << e.dump();
+  // The worktree is back at the journaled best.
+  ExperimentRepo repo((out / "workspaces" / "p").string());
+  EXPECT_EQ(slurp(out / "workspaces" / "p" / "starter.cpp"),
+            repo.file_at(ex.back()["best_commit"].get<std::string>(), "starter.cpp"));
+
+  disk_left = -1;  // space freed
+  RunSummary second = run({item("p")}, true, 6);
+  EXPECT_EQ(second.code, ExitCode::kPass);
+  ASSERT_EQ(second.results.size(), 1u);
+  EXPECT_EQ(second.results[0].outcome, report::Outcome::kImproved) << second.results[0].reason;
+  ex = experiments();
+  ASSERT_EQ(ex.size(), 7u);  // baseline + 6, each once
+  for (size_t i = 0; i < ex.size(); ++i) EXPECT_EQ(ex[i]["n"], static_cast<int>(i));
+  expect_consistent(second.run_id);
+  auto rec = json::parse(slurp(result_record_path(out.string(), "unit-level", "p")));
+  EXPECT_EQ(rec["outcome"], "improved");
+
+  // The same search without the full disk ends in the same place.
+  const report::ProblemResult resumed = second.results[0];
+  fs::remove_all(out);
+  RunSummary clean = run({item("p")}, false, 6);
+  ASSERT_EQ(clean.results.size(), 1u);
+  EXPECT_EQ(clean.results[0].outcome, resumed.outcome);
+  EXPECT_EQ(clean.results[0].best_us, resumed.best_us);
+  EXPECT_EQ(clean.results[0].experiments, resumed.experiments);
+  EXPECT_EQ(clean.results[0].kept, resumed.kept);
+}
+
+TEST_F(SearchSuiteRun, ADiskFullAtTheBaselineIsNoFailingStarter) {
+  disk_left = 0;
+  RunSummary first = run({item("p")}, false, 3);
+  EXPECT_EQ(first.code, ExitCode::kInfra);
+  ASSERT_EQ(first.results.size(), 1u);
+  EXPECT_NE(first.results[0].reason.find("is not charged to the starter"), std::string::npos) << first.results[0].reason;
+  EXPECT_TRUE(experiments().empty());  // no baseline journaled, failing or not
+  disk_left = -1;
+  RunSummary second = run({item("p")}, true, 3);
+  EXPECT_EQ(second.code, ExitCode::kPass);
+  ASSERT_EQ(second.results.size(), 1u);
+  EXPECT_EQ(second.results[0].outcome, report::Outcome::kImproved);
+  EXPECT_EQ(experiments().size(), 4u);
+  expect_consistent(second.run_id);
+}
+
+// A finished problem's git evidence is checked on resume: a deleted experiment ref, best
+// tag or branch is put back at the journaled commit; a commit that is gone is an error
+// naming it, not a silent pass.
+TEST_F(SearchSuiteRun, AResumeRestoresTheRefsOfAFinishedProblem) {
+  RunSummary first = run({item("p"), item("q")}, false, 3);
+  ASSERT_EQ(first.code, ExitCode::kPass);
+  const std::string run_id = first.run_id;
+  {
+    ExperimentRepo repo((out / "workspaces" / "p").string());
+    repo.delete_ref("refs/kgate/" + run_id + "/p/0001");
+    repo.delete_ref("refs/tags/kgate/" + run_id + "/p/best");
+  }
+  evaluated.clear();
+  RunSummary second = run({item("p"), item("q")}, true, 3);
+  EXPECT_EQ(second.code, ExitCode::kPass);
+  EXPECT_TRUE(evaluated.empty());  // nothing evaluated again
+  expect_consistent(run_id);
+
+  // A journaled commit that is not in the repository at all.
+  const std::string jp = (out / "journal.jsonl").string();
+  auto c = Journal::read(jp, false);
+  {
+    std::ofstream j(jp, std::ios::trunc);
+    j << c.header.dump() << "\n";
+    for (auto e : c.events) {
+      if (e["event"] == "experiment" && e["problem"] == "q" && e["n"] == 1)
+        e["commit"] = "0123456789abcdef0123456789abcdef01234567";
+      j << e.dump() << "\n";
+    }
+  }
+  RunSummary third = run({item("p"), item("q")}, true, 3);
+  EXPECT_EQ(third.code, ExitCode::kInfra);
+  for (const auto& r : third.results) {
+    if (r.problem != "q") continue;
+    EXPECT_EQ(r.outcome, report::Outcome::kError);
+    EXPECT_NE(r.reason.find("the journaled commit 0123456789abcdef0123456789abcdef01234567 of q is not in the repository"),
+              std::string::npos)
+        << r.reason;
+  }
+}
+
+// Temp files of a writer that is gone (a kill -9 between write and rename) do not outlive
+// the next start in that OUT.
+TEST_F(SearchSuiteRun, AStartRemovesTempFilesOfAKilledRun) {
+  RunSummary first = run({item("p")}, false, 1);
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  int st = 0;
+  ::waitpid(dead, &st, 0);
+  const fs::path tmp = out / "results" / ("unit-level__p.json.tmp." + std::to_string(dead) + ".0");
+  const fs::path cache_tmp = out / "cache" / "host" / ("k.cpp.tmp-" + std::to_string(dead) + "-0");
+  fs::create_directories(cache_tmp.parent_path());
+  std::ofstream(tmp) << "";
+  std::ofstream(cache_tmp) << "half";
+  RunSummary second = run({item("p")}, true, 1);
+  EXPECT_EQ(second.code, ExitCode::kPass);
+  EXPECT_FALSE(fs::exists(tmp));
+  EXPECT_FALSE(fs::exists(cache_tmp));
   (void)first;
 }
 
