@@ -416,6 +416,11 @@ struct SuiteRun::Impl {
     for (const auto& r : p.records) want(exp_ref(p, r.n), r.commit);
     want("refs/tags/" + best_tag(p), p.records.back().best_commit);
     want("refs/heads/" + p.branch, p.records.back().best_commit);
+    // The worktree is the result's best candidate (the record names its file): edited or
+    // littered since, it is put back to the best commit, as a search leaves it.
+    repo.use_branch(p.branch);
+    repo.reset_hard(p.records.back().best_commit);
+    clean_untracked(p);
   }
 
   // Files that are neither committed nor the harness's own (an agent killed mid-turn).

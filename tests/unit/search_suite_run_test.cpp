@@ -597,11 +597,18 @@ TEST_F(SearchSuiteRun, AResumeRestoresTheRefsOfAFinishedProblem) {
     repo.delete_ref("refs/kgate/" + run_id + "/p/0001");
     repo.delete_ref("refs/tags/kgate/" + run_id + "/p/best");
   }
+  // ... and its worktree, the result's best candidate, edited and littered.
+  const fs::path cand = out / "workspaces" / "p" / "starter.cpp";
+  const std::string best_text = slurp(cand);
+  std::ofstream(cand, std::ios::app) << "// edited after the run\n";
+  std::ofstream(out / "workspaces" / "p" / "junk.o") << "x";
   evaluated.clear();
   RunSummary second = run({item("p"), item("q")}, true, 3);
   EXPECT_EQ(second.code, ExitCode::kPass);
   EXPECT_TRUE(evaluated.empty());  // nothing evaluated again
   expect_consistent(run_id);
+  EXPECT_EQ(slurp(cand), best_text);
+  EXPECT_FALSE(fs::exists(out / "workspaces" / "p" / "junk.o"));
 
   // A journaled commit that is not in the repository at all.
   const std::string jp = (out / "journal.jsonl").string();
