@@ -1,7 +1,8 @@
 #pragma once
 // `kgate check`: the pure parts, kept header-only so unit tests use them without the CLI.
 //   - which problems a set of changed files touches (map_changed_files);
-//   - what a PR check concludes from one candidate's verdict (check_outcome).
+//   - what a PR check concludes from one candidate's verdict (check_outcome);
+//   - which GPU target its records name (gpu_target_for).
 // Git (merge-base, diff, base blobs) and the gate runs live in cmd_check.cpp.
 #include <algorithm>
 #include <cstdio>
@@ -132,6 +133,24 @@ inline ChangeMap map_changed_files(const config::Catalog& cat, const std::string
   }
   out.other_backend = std::move(other);
   return out;
+}
+
+// The GPU target a PR check's records name, the key of the accepted results as `kgate run`
+// names it: among the suite's targets for `backend`, the only one, else the one the device
+// matches (config::match_gpu); without a suite, the catalog's target the device matches.
+// "" when none does (the records then carry the device name alone).
+inline std::string gpu_target_for(const config::Catalog& cat, const std::vector<std::string>& suite_gpus,
+                                  const std::string& backend, const std::string& device_name,
+                                  const std::string& device_cc) {
+  std::vector<std::string> mine;
+  for (const auto& id : suite_gpus)
+    if (const config::GpuTarget* g = cat.gpu(id); g && (g->backend.empty() || g->backend == backend))
+      mine.push_back(g->id);
+  if (mine.size() == 1) return mine.front();
+  const config::GpuTarget* m = config::match_gpu(cat, device_name, device_cc);
+  if (!m) return "";
+  if (suite_gpus.empty()) return m->id;
+  return std::find(mine.begin(), mine.end(), m->id) != mine.end() ? m->id : "";
 }
 
 // What a PR check concludes from one candidate's verdict.

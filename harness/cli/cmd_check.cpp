@@ -1,8 +1,10 @@
 // `kgate check`: the PR check. Finds the changed kernel files against the merge-base of
 // --base and HEAD (libgit2), maps them to problems, runs the four gates on each and times
 // it interleaved against its base version (the file as it was at the merge-base) on this
-// machine. Writes one record per problem and every report into --out.
-// Exit: 0 pass (or nothing to check) · 1 a gate failed or a significant slowdown ·
+// machine; with a history (--db, else $KGATE_HISTORY) it is also compared with the accepted
+// results, as a run is. Writes one record per problem and every report into --out.
+// Exit: 0 pass (or nothing to check) · 1 a gate failed, a significant slowdown against the
+// base, or a performance regression against the accepted results ·
 // 2 usage (unknown ref, not a repository, bad config) · 3 infrastructure.
 #include <git2.h>
 
@@ -14,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <random>
 
 #include "cli/check_map.h"
@@ -27,6 +30,7 @@
 #include "core/log.h"
 #include "gates/evaluator.h"
 #include "gates/static_gate.h"
+#include "report/history.h"
 #include "report/record_io.h"
 #include "report/report_writer.h"
 
@@ -227,6 +231,7 @@ ExitCode cmd_check(const CheckOptions& o) {
   config::MeasurementConfig measurement;
   std::string suite_id = "check";
   std::string suite_backend;
+  std::vector<std::string> suite_gpus;
   if (!o.suite.empty()) {
     std::optional<config::Suite> suite;
     if (fs::is_regular_file(o.suite, ec)) suite = config::load_suite(o.suite);
@@ -235,6 +240,7 @@ ExitCode cmd_check(const CheckOptions& o) {
     thresholds = suite->gates;
     measurement = suite->measurement;
     suite_id = suite->id;
+    suite_gpus = suite->gpus;
     if (suite->backend == "host" || suite->backend == "cuda") suite_backend = suite->backend;
   }
   const std::string backend = !o.backend.empty() ? o.backend : !suite_backend.empty() ? suite_backend : "host";
@@ -343,6 +349,8 @@ ExitCode cmd_check(const CheckOptions& o) {
     r.best_commit = head_sha;
     r.baseline_commit = mb_sha;
     Row row;
+    std::error_code src_ec;
+    if (fs::is_regular_file(t.source, src_ec)) r.config_key = config_key_of(t.source, backend);
     row.problem = t.problem;
     try {
       r.best_hash = gates::hash_file(t.candidate);
@@ -378,6 +386,7 @@ ExitCode cmd_check(const CheckOptions& o) {
       opt.measurement = measurement;
       gates::Evaluator ev(problem, opt);
       r.env.gpu = ev.device().name;
+      r.env.gpu_target = check::gpu_target_for(cat, suite_gpus, backend, ev.device().name, ev.device().cc);
       gates::CandidateVerdict v = ev.evaluate(t.candidate, {}, base_file);
       print_verdict(v);
       check::Conclusion c = check::check_outcome(v, thresholds);
@@ -426,13 +435,40 @@ ExitCode cmd_check(const CheckOptions& o) {
 
   info.finished_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
   report::write_run_info(o.out, info);
-  report::WrittenReports written = report::write_reports(o.out);
-  // The check in the history (kind check: kept for the record, never accepted, not in
-  // the weekly trend or the shard costs). A history that cannot be written is an
-  // infrastructure error; a failed gate still takes precedence.
-  if (const std::string db = history_db(o.db); !db.empty()) {
+  // Against the accepted results of the history, as a run is: a change that matches its
+  // base may still be slower than what the pipeline accepted (a slow kernel merged since).
+  // The records are rewritten before any report reads them, so every report, the JUnit,
+  // the table below and the exit code say the same. The check is then recorded (kind
+  // check: kept for the record, never accepted, not in the weekly trend or the shard
+  // costs). A history that cannot be read or written is an infrastructure error; a failed
+  // gate still takes precedence.
+  const std::string db = history_db(o.db);
+  std::optional<report::History> history;
+  if (!db.empty()) {
     try {
-      report::History(db).record_run_dir(o.out);
+      history.emplace(db);
+      report::RunRecords run = report::load_run_dir(o.out);
+      compare_with_history(run, *history);
+      rewrite_records(o.out, run);
+      for (const auto& r : run.results) {
+        if (!r.vs_accepted || !r.vs_accepted->regressed) continue;
+        for (Row& row : rows)
+          if (row.problem == report::problem_key(r)) {
+            row.outcome = word(r.outcome);
+            row.reason = r.reason;
+            row.failed = true;
+          }
+      }
+    } catch (const Error& e) {
+      log::error(std::string("history ") + db + ": " + e.what());
+      infra_error = true;
+      history.reset();
+    }
+  }
+  report::WrittenReports written = report::write_reports(o.out);
+  if (history) {
+    try {
+      history->record_run_dir(o.out);
       log::info("recorded the check in " + db);
     } catch (const Error& e) {
       log::error(std::string("history ") + db + ": " + e.what());

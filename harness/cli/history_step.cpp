@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/log.h"
+#include "gates/static_gate.h"
 #include "report/record_io.h"
 #include "report/regression.h"
 #include "report/summary.h"
@@ -16,6 +17,10 @@ std::string history_db(const std::string& flag) {
   if (!flag.empty()) return flag;
   const char* env = std::getenv("KGATE_HISTORY");
   return env && *env ? env : "";
+}
+
+std::string config_key_of(const std::string& problem_source, const std::string& backend) {
+  return gates::hash_bytes("problem " + gates::hash_file(problem_source) + "\nbackend " + backend + "\n");
 }
 
 int compare_with_history(report::RunRecords& run, const report::History& history) {

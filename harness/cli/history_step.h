@@ -13,6 +13,13 @@ namespace kgate::cli {
 // `--db FILE`, else $KGATE_HISTORY; "" = no history.
 std::string history_db(const std::string& flag);
 
+// What makes two results of a problem comparable across runs and PR checks (the key of its
+// accepted results besides problem and GPU): the problem file's content (op, shapes,
+// dtypes, tolerances; `problem_source` is the native problem YAML or the KernelBench
+// reference) and the backend. Not the kernel: a slower kernel committed since is what the
+// comparison with the accepted result is there to catch.
+std::string config_key_of(const std::string& problem_source, const std::string& backend);
+
 // compare_with_accepted over `run`, each regression logged as a warning. Returns how many
 // of them fail the pipeline (the suite's fail_on.performance).
 int compare_with_history(report::RunRecords& run, const report::History& history);

@@ -1,5 +1,6 @@
 #include "report/html_reporter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -35,7 +36,46 @@ std::string td(const std::string& s, bool numeric = false) {
   return std::string(numeric ? "<td class=\"n\">" : "<td>") + html_escape(s) + "</td>";
 }
 
+std::string signed_pct(double v) { return (v > 0 ? "+" : "") + fmt::num(v, 1) + "%"; }
+
 }  // namespace
+
+std::string html_accepted_table(const Summary& s) {
+  std::vector<const ProblemRow*> rows;
+  for (const auto& row : s.rows)
+    if (row.record->vs_accepted) rows.push_back(&row);
+  if (rows.empty()) return "";
+  // The regressions first, the largest drop first; then the others in problem order.
+  std::stable_sort(rows.begin(), rows.end(), [](const ProblemRow* a, const ProblemRow* b) {
+    const AcceptedComparison& x = *a->record->vs_accepted;
+    const AcceptedComparison& y = *b->record->vs_accepted;
+    if (x.regressed != y.regressed) return x.regressed;
+    return x.regressed && x.ratio < y.ratio;
+  });
+  int regressed = 0;
+  for (const ProblemRow* row : rows) regressed += row->record->vs_accepted->regressed ? 1 : 0;
+  const double thr = s.info ? s.info->regression_threshold : 0;
+  std::string t = "<h2>Against the accepted results</h2>\n<p>" + std::to_string(regressed) + " of " +
+                  std::to_string(rows.size()) + " compared problem" + (rows.size() == 1 ? "" : "s") +
+                  " regressed: slower than the accepted result beyond the regression threshold (" +
+                  fmt::num(thr, 3) + "x) with confidence" +
+                  (s.info && s.info->fail_on_performance ? ", which fails the pipeline" : "") +
+                  ". Speed vs accepted = accepted time / time now, with its 95 % interval.</p>\n"
+                  "<table class=\"accepted\"><tr><th>Problem</th><th>Accepted in run</th><th>Accepted at</th>"
+                  "<th>Accepted</th><th>Now</th><th>Speed vs accepted [CI]</th><th>Time change</th><th>p</th>"
+                  "<th>Verdict</th></tr>\n";
+  for (const ProblemRow* row : rows) {
+    const ProblemResult& r = *row->record;
+    const AcceptedComparison& c = *r.vs_accepted;
+    const std::string change = c.accepted_us > 0 && r.best_us > 0 ? signed_pct(100 * (r.best_us / c.accepted_us - 1)) : "-";
+    t += std::string(c.regressed ? "<tr class=\"f\">" : "<tr>") + td(r.level + "/" + r.problem) + td(c.run_id) +
+         td(c.accepted_at) + td(fmt::us(c.accepted_us), true) + td(fmt::us(r.best_us), true) +
+         td(fmt::speedup_ci(c.ratio, c.ratio_lo, c.ratio_hi), true) + td(change, true) +
+         td(fmt::num(c.p_value, 3), true) + "<td class=\"verdict\">" +
+         (c.regressed ? "performance regression" : "ok") + "</td></tr>\n";
+  }
+  return t + "</table>\n";
+}
 
 std::string html_page(const std::string& title, const std::string& body) {
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
@@ -64,7 +104,7 @@ std::string html_level_table(const Summary& s) {
   return t + "</table>\n";
 }
 
-std::string html_report(const Summary& s) {
+std::string html_report(const Summary& s, const std::vector<ExperimentPoint>& progress) {
   const RunInfo& info = *s.info;
   std::string b = "<h1>kgate report: " + html_escape(info.suite) + "</h1>\n";
   b += "<p>Run <code>" + html_escape(info.run_id) + "</code> (" +
@@ -106,10 +146,12 @@ std::string html_report(const Summary& s) {
     roofline.push_back(100 * row.record->pct_roofline);  // records hold a fraction
   }
   b += svg::horizontal_bars("Speedup per problem (correct results)", labels, speedups, 1.0, "x");
-  b += svg::horizontal_bars("Roofline per problem", labels, roofline, 0, "%");
+  b += svg::horizontal_bars("Roofline per problem (0-100 %)", labels, roofline, 0, "%", 100);
   if (s.rows.size() > labels.size())
     b += "<p>Charts show the first " + std::to_string(labels.size()) + " of " +
          std::to_string(s.rows.size()) + " problems; the table below has all.</p>\n";
+
+  b += progress_charts(progress);
 
   auto worst = s.worst(s.rows.size());
   if (!worst.empty()) {
@@ -123,6 +165,8 @@ std::string html_report(const Summary& s) {
       b += "</details>\n";
     }
   }
+
+  b += html_accepted_table(s);
 
   b += "<h2>Problems</h2>\n<table class=\"problems\"><tr><th>Level</th><th>Problem</th>"
        "<th>Baseline</th><th>Best</th><th>Speedup [CI]</th><th>vs eager</th>"

@@ -7,6 +7,12 @@
 
 namespace kgate::report {
 
+gates::SpeedPolicy policy_of(const RegressionPolicy& p) {
+  gates::SpeedPolicy s;
+  s.regression_threshold = p.threshold;
+  return s;
+}
+
 RegressionCheck classify_regression(const gates::CandidateVerdict& v, const RegressionPolicy& p) {
   RegressionCheck c;
   for (const auto& g : v.gates) {
@@ -22,8 +28,7 @@ RegressionCheck classify_regression(const gates::CandidateVerdict& v, const Regr
   }
   if (!v.timing) return c;
   const gates::Timing& t = *v.timing;
-  const double limit = 1.0 / p.threshold;
-  if (t.speedup_hi > 0 && t.speedup_hi < limit && t.p_value < p.alpha) {
+  if (policy_of(p).regressed(t, p.alpha)) {
     c.kind = RegressionKind::kPerformance;
     c.fails_pipeline = p.fail_on_performance;
     char buf[256];
@@ -73,7 +78,7 @@ gates::Timing speed_vs_accepted(const ProblemResult& r, const AcceptedKernel& a)
 }
 
 int compare_with_accepted(RunRecords& run, const History& history, double alpha) {
-  if (run.info.kind != RunKind::kRun) return 0;
+  if (run.info.kind != RunKind::kRun && run.info.kind != RunKind::kCheck) return 0;
   const RegressionPolicy policy{run.info.regression_threshold, alpha, run.info.fail_on_performance};
   int regressions = 0;
   for (ProblemResult& r : run.results) {

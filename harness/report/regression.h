@@ -4,6 +4,7 @@
 // the stored accepted kernel against tonight's); these helpers only classify them.
 #include <string>
 
+#include "gates/speed_policy.h"
 #include "gates/verdict.h"
 #include "report/history.h"
 
@@ -26,11 +27,16 @@ struct RegressionCheck {
   std::string message;          // one line for reports and annotations
 };
 
+// The speed policy a regression policy applies (gates/speed_policy.h, SpeedPolicy::regressed
+// with its threshold as R).
+gates::SpeedPolicy policy_of(const RegressionPolicy& p);
+
 // Correctness: the re-verified accepted kernel fails (or errors in) any correctness gate
 // (static, correctness, oracle). Performance: the interleaved re-measure (timing: baseline =
 // the accepted kernel as stored, candidate = the kernel as it runs tonight) shows the
-// candidate slower by more than the threshold with confidence: the upper CI bound of the
-// speedup is below 1/threshold and p < alpha. A missing timing is never a perf regression.
+// candidate slower by more than the threshold with confidence: SpeedPolicy::regressed (the
+// upper CI bound of the speedup below 1/threshold and p < alpha). A missing timing is
+// never a perf regression.
 RegressionCheck classify_regression(const gates::CandidateVerdict& reverify,
                                     const RegressionPolicy& policy);
 
@@ -43,8 +49,9 @@ RegressionCheck classify_regression(const gates::CandidateVerdict& reverify,
 // contributes no width; the threshold then alone guards against run-to-run drift.
 gates::Timing speed_vs_accepted(const ProblemResult& r, const AcceptedKernel& accepted);
 
-// Compares every correct result of a search run (kind run; a PR check is judged against
-// its merge-base instead) with the accepted result of its (problem, GPU, config) in the
+// Compares every correct result of a search run or a PR check (a check that passes against
+// its merge-base may still be slower than what the pipeline accepted: a slow kernel merged
+// since, a slower machine) with the accepted result of its (problem, GPU, config) in the
 // history: fills ProblemResult::vs_accepted, and a significant drop (classify_regression
 // on speed_vs_accepted, with the run's regression_threshold and fail_on_performance)
 // turns the outcome into `regressed` with the numbers in the reason, so every report and

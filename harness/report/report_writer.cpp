@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "report/html_reporter.h"
+#include "report/progress.h"
 #include "report/json_reporter.h"
 #include "report/junit_reporter.h"
 #include "report/markdown_reporter.h"
@@ -99,7 +100,7 @@ WrittenReports write_reports(const RunRecords& run, const std::string& out_dir) 
   put("junit.xml", junit_xml(s));
   put("report.md", markdown);
   put("report.json", json_report(s).dump(2) + "\n");
-  put("report.html", html_report(s));
+  put("report.html", html_report(s, read_results_tsv(out_dir)));  // the progress plots, for a run
 
   if (const char* step = std::getenv("GITHUB_STEP_SUMMARY"); step && *step) {
     append_step_summary(step, markdown);

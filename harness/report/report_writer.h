@@ -1,7 +1,8 @@
 #pragma once
 // The reporting entry point for `kgate run`, `kgate check`, `kgate report` and `kgate merge`:
 // read OUT/results/*.json (+ OUT/run.json), summarize once, write every report.
-//   OUT/junit.xml  OUT/report.md  OUT/report.json  OUT/report.html
+//   OUT/junit.xml  OUT/report.md  OUT/report.json  OUT/report.html (with the search's
+//   progress plots when OUT/results.tsv is there)
 // Under GitHub Actions (GITHUB_STEP_SUMMARY set) the Markdown is appended to the step
 // summary and up to 10 `::error` annotations name the worst regressions and failures.
 #include <string>

@@ -20,6 +20,8 @@ const gates::GateResult* first_failed_gate(const ProblemResult& r, bool include_
   return nullptr;
 }
 
+bool regressed_vs_accepted(const ProblemResult& r) { return r.vs_accepted && r.vs_accepted->regressed; }
+
 std::string gate_name(gates::Gate g) { return nlohmann::json(g).get<std::string>(); }
 
 std::string fmt(const char* f, double v) {
@@ -71,6 +73,9 @@ FailureKind classify(const ProblemResult& r, RunKind kind) {
       return FailureKind::kError;
     case Outcome::kSkipped: return FailureKind::kSkipped;
     case Outcome::kRegressed:
+      // Regressed by the comparison with the accepted results: a performance regression,
+      // whatever gate table the record carries (a fallback's is its rejected candidate's).
+      if (regressed_vs_accepted(r)) return FailureKind::kPerformanceRegression;
       if (first_failed_gate(r, false))
         return kind == RunKind::kCheck ? FailureKind::kGateFailure
                                        : FailureKind::kCorrectnessRegression;
@@ -105,7 +110,7 @@ bool is_correct(const ProblemResult& r) {
     case Outcome::kImproved:
     case Outcome::kMatched:
     case Outcome::kFallback: return true;
-    case Outcome::kRegressed: return first_failed_gate(r, false) == nullptr;
+    case Outcome::kRegressed: return regressed_vs_accepted(r) || first_failed_gate(r, false) == nullptr;
     case Outcome::kError:
     case Outcome::kSkipped: return false;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "report/format.h"
 
@@ -90,17 +91,23 @@ std::string grouped_bars(const std::string& title, const std::vector<std::string
 
 std::string horizontal_bars(const std::string& title, const std::vector<std::string>& labels,
                             const std::vector<double>& values, double reference,
-                            const std::string& unit) {
+                            const std::string& unit, double fixed_max) {
   const double left = 260, top = 30, row_h = 16, plot_w = 420;
-  const double h = top + row_h * static_cast<double>(labels.size()) + 20;
+  const double h = top + row_h * static_cast<double>(labels.size()) + (fixed_max > 0 ? 36 : 20);
   const double w = left + plot_w + 80;
   double vmax = 0;
   for (double v : values)
     if (present(v)) vmax = std::max(vmax, v);
-  vmax = nice_max(vmax, reference);
-  auto x_of = [&](double v) { return left + plot_w * v / vmax; };
+  vmax = fixed_max > 0 ? fixed_max : nice_max(vmax, reference);
+  auto x_of = [&](double v) { return left + plot_w * std::min(v, vmax) / vmax; };
 
   std::string t = open_svg(w, h, title);
+  if (fixed_max > 0) {
+    const double y = top + row_h * static_cast<double>(labels.size()) + 14;
+    for (double v : {0.0, vmax / 2, vmax})
+      t += "<text x=\"" + n(x_of(v)) + "\" y=\"" + n(y) + "\" class=\"tick\">" + fmt::num(v, 0) +
+           fmt::html_escape(unit) + "</text>";
+  }
   for (size_t i = 0; i < labels.size(); ++i) {
     double y = top + row_h * static_cast<double>(i);
     t += "<text x=\"" + n(left - 6) + "\" y=\"" + n(y + 11) + "\" class=\"label\">" +
@@ -124,47 +131,128 @@ std::string horizontal_bars(const std::string& title, const std::vector<std::str
   return t + "</svg>";
 }
 
-std::string lines(const std::string& title, const std::vector<std::string>& x_labels,
-                  const std::vector<Series>& series, double reference, const std::string& unit) {
-  const double left = 50, top = 40, plot_h = 200, plot_w = 560, bottom = 60;
-  const double w = left + plot_w + 40, h = top + plot_h + bottom;
-  double vmax = 0;
-  for (const auto& s : series)
-    for (double v : s.values)
-      if (present(v)) vmax = std::max(vmax, v);
-  vmax = nice_max(vmax, reference);
-  const double step =
-      x_labels.size() > 1 ? plot_w / static_cast<double>(x_labels.size() - 1) : plot_w;
-  auto x_of = [&](size_t i) { return left + step * static_cast<double>(i); };
-  auto y_of = [&](double v) { return top + plot_h - plot_h * v / vmax; };
+std::vector<double> y_ticks(double lo, double hi, bool log_scale) {
+  std::vector<double> t;
+  if (!(hi > lo)) return t;
+  if (log_scale) {
+    if (!(lo > 0)) return t;
+    const int a = static_cast<int>(std::floor(std::log2(lo) + 1e-9));
+    const int b = static_cast<int>(std::ceil(std::log2(hi) - 1e-9));
+    const bool halves = b - a <= 3;  // a short range gets 1.5 * 2^k too
+    for (int k = a; k <= b; ++k) {
+      const double v = std::ldexp(1.0, k);
+      if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) t.push_back(v);
+      if (halves && 1.5 * v >= lo * (1 - 1e-9) && 1.5 * v <= hi * (1 + 1e-9)) t.push_back(1.5 * v);
+    }
+    return t;
+  }
+  for (int i = 0; i <= 4; ++i) t.push_back(lo + (hi - lo) * i / 4);
+  return t;
+}
+
+std::string trend(const std::string& title, const std::vector<std::string>& x_labels,
+                  const std::vector<TrendSeries>& series, const TrendAxes& axes) {
+  const double left = 60, top = 40, plot_h = 200, plot_w = 560, bottom = 70;
+  const double w = left + plot_w + 110, h = top + plot_h + bottom;
+  // The y range: every value and whisker, and the reference line.
+  double vmin = std::numeric_limits<double>::infinity(), vmax = 0;
+  auto take = [&](double v) {
+    if (!present(v)) return;
+    vmin = std::min(vmin, v);
+    vmax = std::max(vmax, v);
+  };
+  for (const auto& s : series) {
+    for (double v : s.values) take(v);
+    for (double v : s.lo) take(v);
+    for (double v : s.hi) take(v);
+  }
+  take(axes.reference);
+  double lo = 0, hi = 1;
+  if (axes.log_scale) {
+    if (!(vmax > 0)) vmin = vmax = 1;
+    lo = std::ldexp(1.0, static_cast<int>(std::floor(std::log2(vmin) + 1e-9)));
+    hi = std::ldexp(1.0, static_cast<int>(std::ceil(std::log2(vmax) - 1e-9)));
+    if (!(hi > lo)) hi = lo * 2;
+  } else if (axes.y_max > axes.y_min) {
+    lo = axes.y_min;
+    hi = axes.y_max;
+  } else {
+    hi = nice_max(vmax, axes.reference);
+  }
+  auto y_of = [&](double v) {
+    double f = axes.log_scale ? (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo)) : (v - lo) / (hi - lo);
+    f = std::clamp(f, 0.0, 1.0);
+    return top + plot_h - plot_h * f;
+  };
+  // x: by position (dates) when given, else evenly.
+  const size_t nx = x_labels.size();
+  const bool by_pos = axes.x.size() == nx && nx > 1 && axes.x.back() > axes.x.front();
+  auto x_of = [&](size_t i) {
+    if (nx <= 1) return left + plot_w / 2;
+    double f = by_pos ? (axes.x[i] - axes.x.front()) / (axes.x.back() - axes.x.front())
+                      : static_cast<double>(i) / static_cast<double>(nx - 1);
+    return left + plot_w * f;
+  };
 
   std::string t = open_svg(w, h, title);
-  t += "<line x1=\"" + n(left) + "\" y1=\"" + n(top + plot_h) + "\" x2=\"" + n(left + plot_w) +
-       "\" y2=\"" + n(top + plot_h) + "\" class=\"axis\"/>";
-  t += "<text x=\"4\" y=\"" + n(top + 4) + "\" class=\"tick\">" + fmt::num(vmax, 2) +
-       fmt::html_escape(unit) + "</text>";
-  for (size_t i = 0; i < x_labels.size(); ++i)
-    t += "<text x=\"" + n(x_of(i) - 20) + "\" y=\"" + n(top + plot_h + 16) +
-         "\" class=\"tick\">" + fmt::html_escape(x_labels[i]) + "</text>";
-  if (reference > 0)
-    t += "<line x1=\"" + n(left) + "\" y1=\"" + n(y_of(reference)) + "\" x2=\"" +
-         n(left + plot_w) + "\" y2=\"" + n(y_of(reference)) + "\" class=\"ref\"/>";
+  t += "<line x1=\"" + n(left) + "\" y1=\"" + n(top + plot_h) + "\" x2=\"" + n(left + plot_w) + "\" y2=\"" +
+       n(top + plot_h) + "\" class=\"axis\"/>";
+  t += "<line x1=\"" + n(left) + "\" y1=\"" + n(top) + "\" x2=\"" + n(left) + "\" y2=\"" + n(top + plot_h) +
+       "\" class=\"axis\"/>";
+  for (double v : y_ticks(lo, hi, axes.log_scale)) {
+    const double y = y_of(v);
+    t += "<line x1=\"" + n(left - 4) + "\" y1=\"" + n(y) + "\" x2=\"" + n(left) + "\" y2=\"" + n(y) +
+         "\" class=\"axis\"/><text x=\"" + n(left - 6) + "\" y=\"" + n(y + 4) + "\" class=\"tick ytick label\">" +
+         fmt::num(v, v >= 10 || v == std::floor(v) ? 0 : 2) + fmt::html_escape(axes.unit) + "</text>";
+  }
+  // x labels: all of them up to 14, else every k-th (the first and last always).
+  const size_t every = nx > 14 ? (nx + 13) / 14 : 1;
+  for (size_t i = 0; i < nx; ++i) {
+    if (i % every != 0 && i + 1 != nx) continue;
+    t += "<text x=\"" + n(x_of(i)) + "\" y=\"" + n(top + plot_h + 14) + "\" class=\"tick xtick\" " +
+         "transform=\"rotate(30 " + n(x_of(i)) + " " + n(top + plot_h + 14) + ")\">" +
+         fmt::html_escape(x_labels[i]) + "</text>";
+  }
+  if (present(axes.reference)) {
+    const double y = y_of(axes.reference);
+    t += "<line x1=\"" + n(left) + "\" y1=\"" + n(y) + "\" x2=\"" + n(left + plot_w) + "\" y2=\"" + n(y) +
+         "\" class=\"ref\"/>";
+    if (!axes.reference_label.empty())
+      t += "<text x=\"" + n(left + plot_w + 4) + "\" y=\"" + n(y + 4) + "\" class=\"ref-label\">" +
+           fmt::html_escape(axes.reference_label) + "</text>";
+  }
   for (size_t si = 0; si < series.size(); ++si) {
+    const TrendSeries& s = series[si];
+    const char* color = kPalette[si % 8];
     std::string pts;
-    for (size_t i = 0; i < series[si].values.size() && i < x_labels.size(); ++i) {
-      double v = series[si].values[i];
+    for (size_t i = 0; i < s.values.size() && i < nx; ++i) {
+      const double v = s.values[i];
       if (!present(v)) continue;
-      pts += n(x_of(i)) + "," + n(y_of(v)) + " ";
-      t += "<circle class=\"point\" cx=\"" + n(x_of(i)) + "\" cy=\"" + n(y_of(v)) +
-           "\" r=\"3\" fill=\"" + kPalette[si % 8] + "\"><title>" +
-           fmt::html_escape(series[si].name + " " + x_labels[i] + ": " + fmt::num(v, 3) + unit) +
-           "</title></circle>";
+      const double x = x_of(i), y = y_of(v);
+      pts += n(x) + "," + n(y) + " ";
+      const double l = i < s.lo.size() ? s.lo[i] : std::numeric_limits<double>::quiet_NaN();
+      const double u = i < s.hi.size() ? s.hi[i] : std::numeric_limits<double>::quiet_NaN();
+      std::string tip = s.name + " " + x_labels[i] + ": " + fmt::num(v, 3) + axes.unit;
+      if (present(l) && present(u)) {
+        tip += " [" + fmt::num(l, 3) + ", " + fmt::num(u, 3) + "]";
+        t += "<line class=\"whisker\" x1=\"" + n(x) + "\" y1=\"" + n(y_of(l)) + "\" x2=\"" + n(x) + "\" y2=\"" +
+             n(y_of(u)) + "\" stroke=\"" + color + "\"/>";
+      }
+      const bool flag = i < s.flagged.size() && s.flagged[i];
+      if (flag) tip += " (dip)";
+      t += "<circle class=\"point\" cx=\"" + n(x) + "\" cy=\"" + n(y) + "\" r=\"3\" fill=\"" + color +
+           "\"><title>" + fmt::html_escape(tip) + "</title></circle>";
+      if (flag)
+        t += "<circle class=\"dip\" cx=\"" + n(x) + "\" cy=\"" + n(y) +
+             "\" r=\"7\" fill=\"none\" stroke=\"#cf222e\" stroke-width=\"2\"/>";
     }
-    if (!pts.empty())
-      t += "<polyline class=\"line\" fill=\"none\" stroke=\"" + std::string(kPalette[si % 8]) +
+    if (!pts.empty() && s.line)
+      t += "<polyline class=\"line\" fill=\"none\" stroke=\"" + std::string(color) +
            "\" stroke-width=\"2\" points=\"" + pts + "\"/>";
   }
-  t += legend(series, left, top + plot_h + 44);
+  std::vector<Series> names;
+  for (const auto& s : series) names.push_back(Series{s.name, {}});
+  t += legend(names, left, top + plot_h + 62);
   return t + "</svg>";
 }
 

@@ -1,7 +1,10 @@
 #pragma once
 // `kgate report --db FILE --weekly [--since DATE]`: the week in the history store. Every
 // night's numbers come from summarize() over that night's records (the same aggregation as
-// the nightly report); this file only picks the records and lays out the trend.
+// the nightly report), every week's from summarize() over its latest record per problem;
+// this file only picks the records and lays out the trends: the geomean per level per
+// night and per week (the last kWeeklyTrendWeeks), and per problem its nights with their
+// intervals, the accepted speedup and a dip between the endpoints.
 #include <map>
 #include <optional>
 #include <string>
@@ -13,7 +16,11 @@
 
 namespace kgate::report {
 
-inline constexpr int kWeeklyVersion = 1;
+// 2: the geomean per level per week over the last weeks, per-problem nights (speedup and
+// CI), the accepted speedup and dips between the endpoints.
+inline constexpr int kWeeklyVersion = 2;
+inline constexpr int kWeeklyTrendWeeks = 8;        // the per-week chart: this week and 7 before
+inline constexpr size_t kWeeklyMaxProblemCharts = 12;
 
 struct ProblemTrend {
   std::string problem;       // "<level>/<problem>"
@@ -22,6 +29,16 @@ struct ProblemTrend {
   double best_speedup = 0;
   std::string best_night;
   std::string regression;    // "" or the failure kind of its worst night
+  // Per night (aligned with WeeklyReport::nights; nullopt = no correct result that night).
+  std::vector<std::optional<double>> speedup, speedup_lo, speedup_hi;
+  // The speedup of the latest accepted result of its (problem, GPU, config), those of the
+  // week's last record of the problem; nullopt = nothing accepted.
+  std::optional<double> accepted_speedup;
+  // A dip: the lowest correct night strictly between the first and the last, when it is
+  // below both endpoints by more than the threshold (a drop that recovered by the week's
+  // end, which first-vs-last alone would miss). "" = none.
+  std::string dip_night;
+  double dip_speedup = 0;
 };
 
 struct WeeklyReport {
@@ -34,7 +51,14 @@ struct WeeklyReport {
   std::vector<ProblemTrend> improved;       // last > first by more than the threshold
   std::vector<ProblemTrend> regressed;      // slower by more than it, or a failing night
   std::vector<ProblemTrend> best;           // top 10 best speedups of the week
+  std::vector<ProblemTrend> dipped;         // a dip between the endpoints (see ProblemTrend)
+  std::vector<ProblemTrend> trends;         // every problem seen, sorted by id
   double threshold = 1.03;
+  // The weeks up to this one, oldest first (kWeeklyTrendWeeks, start dates YYYY-MM-DD), and
+  // per level the geomean speedup of each week: every problem's latest result of that week,
+  // summarized as a night is (nullopt = no correct result that week).
+  std::vector<std::string> weeks;
+  std::map<std::string, std::vector<std::optional<double>>> week_geomean;
 };
 
 // since: "YYYY-MM-DD" or "" (= six days before the latest run). Throws UsageError on a bad

@@ -134,6 +134,31 @@ gates::Timing timing(double s, double lo, double hi, gates::SpeedVerdict verdict
   return t;
 }
 
+// The GPU target a check's records name, as `kgate run` would (the accepted results' key).
+TEST_F(CheckMap, GpuTargetOfACheck) {
+  write(root_ / "configs/gpus/cpu2.yaml",
+        "version: 1\nid: cpu2\nname: Other CPU\nbackend: host\nmatch: {name: \"^other\"}\npeak_bandwidth_gbps: 10\n");
+  write(root_ / "configs/gpus/h200.yaml",
+        "version: 1\nid: h200\nname: NVIDIA H200\nbackend: cuda\nmatch: {name: \"H200\", cc: \"9.0\"}\n"
+        "sm_count: 132\nl2_bytes: 52428800\nmemory_bytes: 150000000000\npeak_bandwidth_gbps: 4800\n"
+        "peak_tflops: {f32: 66.9}\n");
+  config::Diagnostics d;
+  config::Catalog cat = config::load_repo_catalog(root_.string(), d);
+  ASSERT_FALSE(d.has_errors()) << d.str();
+  ASSERT_TRUE(cat.gpu("h200"));
+  // The suite's only target for the backend, whatever the device is called.
+  EXPECT_EQ(gpu_target_for(cat, {"host", "h200"}, "host", "some cpu", ""), "host");
+  EXPECT_EQ(gpu_target_for(cat, {"host", "h200"}, "cuda", "NVIDIA H200", "9.0"), "h200");
+  // Several for the backend: the one the device matches.
+  EXPECT_EQ(gpu_target_for(cat, {"host", "cpu2"}, "host", "other box", ""), "cpu2");
+  EXPECT_EQ(gpu_target_for(cat, {"host", "cpu2"}, "host", "some cpu", ""), "host");
+  // No suite: the catalog's match; a device nothing matches: none.
+  EXPECT_EQ(gpu_target_for(cat, {}, "cuda", "NVIDIA H200", "9.0"), "h200");
+  EXPECT_EQ(gpu_target_for(cat, {}, "cuda", "NVIDIA A100", "8.0"), "");
+  // The suite lists targets, none of which the device is: none (not the catalog's match).
+  EXPECT_EQ(gpu_target_for(cat, {"h200"}, "host", "some cpu", ""), "");
+}
+
 TEST(CheckOutcome, FailedGateNamesGateAndCase) {
   gates::CandidateVerdict v = verdict(false);
   v.failed_gate = gates::Gate::kCorrectness;

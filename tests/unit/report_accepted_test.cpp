@@ -1,5 +1,5 @@
 // Accepted results in the history and every run compared with them: the comparison's
-// numbers, its idempotence, the config key, checks never accepted, the v1 -> v2 migration,
+// numbers, its idempotence, the config key, PR checks compared but never accepted, the v1 -> v2 migration,
 // several writers at once, and `kgate report/merge/accept --db` through the real binary,
 // every report, the JUnit and the exit code telling the same story.
 #include <sqlite3.h>
@@ -168,11 +168,46 @@ TEST(ReportAccepted, OnlyComparableCorrectResultsOfRunsAreCompared) {
   RunRecords b = one_run("night-3", broken);
   EXPECT_EQ(compare_with_accepted(b, h), 0);
   EXPECT_EQ(b.results[0].outcome, Outcome::kError);
-  // A PR check is judged against its merge-base, never against the accepted results.
-  RunRecords c = one_run("check-4", result(100, 2, 1.98, 2.02));
+}
+
+TEST(ReportAccepted, APrCheckIsComparedWithTheAcceptedResultsToo) {
+  TempDir d;
+  History h(d / "h.sqlite");
+  h.accept(accepted(50, 1.98, 2.02));
+  // A check whose change matches its base (a slow kernel merged since) but takes twice the
+  // accepted time: a performance regression, as in a run.
+  ProblemResult slow = result(100, 1, 0.99, 1.01);
+  slow.outcome = Outcome::kMatched;
+  slow.baseline_kind = "base";
+  RunRecords c = one_run("check-4", slow, /*fail_on_performance=*/true);
   c.info.kind = RunKind::kCheck;
-  EXPECT_EQ(compare_with_accepted(c, h), 0);
-  EXPECT_EQ(c.results[0].outcome, Outcome::kImproved);
+  EXPECT_EQ(compare_with_accepted(c, h), 1);
+  EXPECT_EQ(c.results[0].outcome, Outcome::kRegressed);
+  ASSERT_TRUE(c.results[0].vs_accepted);
+  EXPECT_TRUE(c.results[0].vs_accepted->regressed);
+  EXPECT_NE(c.results[0].reason.find("slower than the accepted result of run night-1"), std::string::npos)
+      << c.results[0].reason;
+  Summary s = summarize(c);
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(s.rows[0].failure, FailureKind::kPerformanceRegression);
+  EXPECT_EQ(s.exit_code, ExitCode::kGateFailure);
+  // As fast as accepted: compared, not regressed, the check's own outcome kept.
+  ProblemResult same = result(50, 1, 0.99, 1.01);
+  same.outcome = Outcome::kMatched;
+  RunRecords ok = one_run("check-5", same, true);
+  ok.info.kind = RunKind::kCheck;
+  EXPECT_EQ(compare_with_accepted(ok, h), 0);
+  ASSERT_TRUE(ok.results[0].vs_accepted);
+  EXPECT_FALSE(ok.results[0].vs_accepted->regressed);
+  EXPECT_EQ(ok.results[0].outcome, Outcome::kMatched);
+  // A check whose change already failed against its base keeps that verdict.
+  ProblemResult failed = result(100, 0.5, 0.49, 0.51);
+  failed.outcome = Outcome::kRegressed;
+  failed.reason = "slower than the base";
+  RunRecords f = one_run("check-6", failed, true);
+  f.info.kind = RunKind::kCheck;
+  EXPECT_EQ(compare_with_accepted(f, h), 0);
+  EXPECT_EQ(f.results[0].reason, "slower than the base");
 }
 
 TEST(ReportAccepted, ChecksAreRecordedButNeverAcceptedNorTrended) {
@@ -291,7 +326,7 @@ std::string clean_run(const TempDir& d, const std::string& name, const std::stri
   return dir;
 }
 
-// What report.json, report.md, junit.xml and the exit code say about 23_Softmax.
+// What report.json, report.md, report.html, junit.xml and the exit code say about 23_Softmax.
 struct Story {
   int rc = -1;
   int json_exit = -1;
@@ -299,6 +334,9 @@ struct Story {
   bool md_regression = false;
   bool junit_failure = false;
   bool junit_mentions = false;
+  bool html_regression = false;  // the HTML's accepted table calls it a performance regression
+  bool html_fail = false;        // the HTML's result line says FAIL
+  bool html_pass = false;
 };
 
 Story story(int rc, const std::string& dir) {
@@ -315,10 +353,16 @@ Story story(int rc, const std::string& dir) {
   const std::string junit = read_file(dir + "/junit.xml");
   s.junit_failure = junit.find("<failure type=\"PerformanceRegression\"") != std::string::npos;
   s.junit_mentions = junit.find("slower than the accepted result") != std::string::npos;
+  const std::string html = read_file(dir + "/report.html");
+  const size_t row = html.find("<tr class=\"f\"><td>level1/23_Softmax</td>", html.find("<h2>Against the accepted results</h2>"));
+  s.html_regression = row != std::string::npos &&
+                      html.find("<td class=\"verdict\">performance regression</td>", row) < html.find("</tr>", row);
+  s.html_fail = html.find("<p class=\"fail\">FAIL</p>") != std::string::npos;
+  s.html_pass = html.find("<p class=\"pass\">PASS</p>") != std::string::npos;
   return s;
 }
 
-// The exit code, report.json, report.md and junit.xml of `cmd` agree on 23_Softmax:
+// The exit code, report.json, report.md, report.html and junit.xml of `cmd` agree on 23_Softmax:
 // `failure` ("none" | "performance_regression"), failing the pipeline when `exit` is 1.
 void expect_story(const std::string& cmd, const std::string& dir, int exit, const std::string& failure,
                   const std::string& log_says = "") {
@@ -331,6 +375,9 @@ void expect_story(const std::string& cmd, const std::string& dir, int exit, cons
   EXPECT_EQ(s.md_regression, regressed) << cmd << "\n" << read_file(dir + "/report.md");
   EXPECT_EQ(s.junit_failure, regressed && exit == 1) << cmd;
   EXPECT_EQ(s.junit_mentions, regressed) << cmd;
+  EXPECT_EQ(s.html_regression, regressed) << cmd << "\n" << read_file(dir + "/report.html");
+  EXPECT_EQ(s.html_fail, exit != 0) << cmd;
+  EXPECT_EQ(s.html_pass, exit == 0) << cmd;
   if (!log_says.empty()) {
     EXPECT_NE(out.find(log_says), std::string::npos) << out;
   }

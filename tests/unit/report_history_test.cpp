@@ -132,6 +132,86 @@ TEST(ReportHistory, WeeklyTrend) {
   expect_golden(md, "weekly.md");
 }
 
+size_t count_of(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+// The weeks before this one, a dip between the endpoints, the accepted line.
+TEST(ReportHistory, WeeklyWeeksDipsAndTheAcceptedLine) {
+  TempDir d;
+  History h(d / "history.sqlite");
+  // Three weeks earlier, twice as fast: the first record of 23_Softmax is accepted (3.6x).
+  h.record_run(night("2026-11-02", 2.0, "h"));
+  const char* dates[] = {"2026-11-23", "2026-11-24", "2026-11-25", "2026-11-26", "2026-11-28"};
+  for (const char* date : dates) {
+    RunRecords run = night(date, 1.0, "h");
+    for (auto& r : run.results) {
+      if (r.problem == "23_Softmax" && std::string(date) == "2026-11-25") {  // halved, then back
+        r.speedup = 0.9;
+        r.speedup_lo = 0.85;
+        r.speedup_hi = 0.95;
+      }
+      if (r.problem == "40_LayerNorm" && std::string(date) == "2026-11-24") r.speedup *= 0.99;  // noise
+    }
+    h.record_run(run);
+  }
+  WeeklyReport w = weekly_report(h, "");
+  ASSERT_EQ(w.nights.size(), 5u);
+  ASSERT_EQ(w.weeks.size(), static_cast<size_t>(kWeeklyTrendWeeks));
+  // This week: the 7 days ending with the latest night (2026-11-28); 8 weeks back from it.
+  EXPECT_EQ(w.since, "2026-11-22");
+  EXPECT_EQ(w.weeks.front(), "2026-10-04");
+  EXPECT_EQ(w.weeks[4], "2026-11-01");  // holds 2026-11-02
+  EXPECT_EQ(w.weeks.back(), "2026-11-22");
+  // level3 is 1_MLP alone: 1.2x scaled by its week's night.
+  ASSERT_EQ(w.week_geomean["level3"].size(), w.weeks.size());
+  EXPECT_FALSE(w.week_geomean["level3"][0]);
+  ASSERT_TRUE(w.week_geomean["level3"][4]);
+  EXPECT_NEAR(*w.week_geomean["level3"][4], 2.4, 1e-9);
+  EXPECT_FALSE(w.week_geomean["level3"][5]);
+  ASSERT_TRUE(w.week_geomean["level3"][7]);
+  EXPECT_NEAR(*w.week_geomean["level3"][7], 1.2, 1e-9);
+
+  ASSERT_EQ(w.dipped.size(), 1u);  // not 40_LayerNorm's 1 % (within the threshold)
+  const ProblemTrend& sm = w.dipped[0];
+  EXPECT_EQ(sm.problem, "level1/23_Softmax");
+  EXPECT_EQ(sm.dip_night, "2026-11-25");
+  EXPECT_DOUBLE_EQ(sm.dip_speedup, 0.9);
+  EXPECT_DOUBLE_EQ(sm.first_speedup, 1.8);
+  EXPECT_DOUBLE_EQ(sm.last_speedup, 1.8);
+  ASSERT_TRUE(sm.accepted_speedup);
+  EXPECT_DOUBLE_EQ(*sm.accepted_speedup, 3.6);
+  ASSERT_EQ(sm.speedup.size(), 5u);
+  ASSERT_TRUE(sm.speedup_lo[2] && sm.speedup_hi[2]);
+  EXPECT_DOUBLE_EQ(*sm.speedup_lo[2], 0.85);
+  // First and last alone see nothing: the dip is not a regression or an improvement.
+  for (const auto& t : w.regressed) EXPECT_NE(t.problem, "level1/23_Softmax");
+  for (const auto& t : w.improved) EXPECT_NE(t.problem, "level1/23_Softmax");
+
+  const std::string md = weekly_markdown(w);
+  EXPECT_NE(md.find("## Geomean speedup per level per week"), std::string::npos) << md;
+  EXPECT_NE(md.find("| level3 | - | - | - | - | 2.400x | - | - | 1.200x |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| level1/23_Softmax | 1.800x | 0.900x (2026-11-25) | 1.800x | 3.600x |"), std::string::npos)
+      << md;
+  const std::string html = weekly_html(w);
+  EXPECT_NE(html.find("per level per week"), std::string::npos);
+  EXPECT_EQ(count_of(html, "<svg"), count_of(html, "</svg>"));
+  EXPECT_GE(count_of(html, "<svg"), 3u);  // per night, per week, the dipped problem
+  EXPECT_EQ(count_of(html, "class=\"dip\""), 1u);
+  EXPECT_NE(html.find("class=\"whisker\""), std::string::npos);
+  EXPECT_NE(html.find("accepted 3.600x"), std::string::npos);
+  EXPECT_NE(html.find(">1x</text>"), std::string::npos);  // a log-scale tick
+  const nlohmann::json j = weekly_json(w);
+  EXPECT_EQ(j["version"], 2);
+  EXPECT_EQ(j["weeks"].size(), w.weeks.size());
+  ASSERT_EQ(j["dipped"].size(), 1u);
+  EXPECT_EQ(j["dipped"][0]["dip_night"], "2026-11-25");
+  EXPECT_EQ(j["problems"]["level1/23_Softmax"]["speedup"][2], 0.9);
+  EXPECT_NEAR(j["week_geomean_speedup"]["level3"][4].get<double>(), 2.4, 1e-9);
+}
+
 TEST(ReportHistory, WeeklyOnEmptyHistoryIsAUsageError) {
   TempDir d;
   History h(d / "history.sqlite");

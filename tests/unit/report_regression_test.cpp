@@ -69,5 +69,44 @@ TEST(ReportRegression, FailingPerformanceGateAloneIsNotCorrectness) {
   EXPECT_EQ(classify_regression(v, {}).kind, RegressionKind::kPerformance);
 }
 
+// The rule lives in the one speed policy (gates/speed_policy.h): classify_regression is
+// SpeedPolicy::regressed with the regression policy's threshold, and stricter than the PR
+// check's `slower` (one interleaved measurement, where the statistics' verdict suffices).
+TEST(ReportRegression, TheRuleIsTheSpeedPolicys) {
+  RegressionPolicy p;
+  p.threshold = 1.1;
+  const gates::SpeedPolicy sp = policy_of(p);
+  EXPECT_DOUBLE_EQ(sp.regression_threshold, 1.1);
+  struct Case {
+    double speedup, lo, hi, p_value;
+    gates::SpeedVerdict verdict;
+  };
+  const Case cases[] = {
+      {0.80, 0.78, 0.82, 1e-4, gates::SpeedVerdict::kSlower},   // beyond 1/1.1, significant
+      {0.80, 0.78, 0.82, 0.2, gates::SpeedVerdict::kSame},      // beyond, not significant
+      {0.95, 0.93, 0.97, 1e-4, gates::SpeedVerdict::kSlower},   // significant, within 1.1
+      {0.91, 0.905, 0.915, 0.01, gates::SpeedVerdict::kSlower}, // reaches above 1/1.1 = 0.909
+      {1.20, 1.10, 1.30, 1e-4, gates::SpeedVerdict::kFaster},
+  };
+  for (const Case& c : cases) {
+    auto v = passing(c.speedup, c.lo, c.hi, c.p_value);
+    v.timing->verdict = c.verdict;
+    const bool perf = classify_regression(v, p).kind == RegressionKind::kPerformance;
+    EXPECT_EQ(perf, sp.regressed(*v.timing, p.alpha)) << c.speedup << " [" << c.lo << ", " << c.hi << "]";
+    EXPECT_EQ(perf, c.hi * 1.1 < 1 && c.p_value < 0.05) << c.speedup;
+    // Whatever regresses across runs is also `slower` within one measurement.
+    if (perf) {
+      EXPECT_TRUE(sp.slower(*v.timing));
+    }
+  }
+  // Significant and slower, but within the threshold: slower for a PR check's A/B, no
+  // regression against an accepted result of another night.
+  auto v = passing(0.95, 0.93, 0.97, 1e-4);
+  v.timing->verdict = gates::SpeedVerdict::kSlower;
+  EXPECT_TRUE(sp.slower(*v.timing));
+  EXPECT_FALSE(sp.regressed(*v.timing, 0.05));
+  EXPECT_EQ(classify_regression(v, p).kind, RegressionKind::kNone);
+}
+
 }  // namespace
 }  // namespace kgate::report
