@@ -96,7 +96,7 @@ TEST(ReportCi, WorkflowsParseAndCallRealFlags) {
     check_calls(calls, f);
   }
   auto jenkins = kgate_calls(read_file(ci("Jenkinsfile")), /*by_path=*/true);
-  EXPECT_GE(jenkins.size(), 3u);
+  EXPECT_GE(jenkins.size(), 2u);  // the shards' run, the merge
   check_calls(jenkins, "Jenkinsfile");
   EXPECT_GE(total, 6);
 }
@@ -206,6 +206,44 @@ TEST(ReportCi, OneSummaryPerRun) {
           ++writers;
     EXPECT_EQ(writers, 1) << f << ": the step summary and annotations must come from one command";
   }
+}
+
+// `kgate merge --db` compares the merged run with the accepted results and records it: the
+// one history step of the nightly (no second `kgate report --from merged --db`), on GitHub
+// and on Jenkins alike. The PR check passes the history when the runner has it.
+TEST(ReportCi, MergeWithTheHistoryIsTheOneHistoryStep) {
+  std::vector<std::string> runs;
+  collect_runs(YAML::LoadFile(ci("nightly.yml"))["jobs"]["merge"], runs);
+  int merges = 0, reports = 0;
+  for (const auto& r : runs)
+    for (const auto& c : kgate_calls(r)) {
+      if (c.sub == "merge") {
+        ++merges;
+        EXPECT_TRUE(c.flags.count("--db")) << c.text;
+      }
+      if (c.sub == "report") ++reports;
+    }
+  EXPECT_EQ(merges, 1);
+  EXPECT_EQ(reports, 0) << "kgate merge --db already records the run";
+  int jenkins_merges = 0, jenkins_reports = 0;
+  for (const auto& c : kgate_calls(read_file(ci("Jenkinsfile")), /*by_path=*/true)) {
+    if (c.sub == "merge") {
+      ++jenkins_merges;
+      EXPECT_TRUE(c.flags.count("--db")) << c.text;
+    }
+    if (c.sub == "report") ++jenkins_reports;
+  }
+  EXPECT_EQ(jenkins_merges, 1);
+  EXPECT_EQ(jenkins_reports, 0);
+  YAML::Node pr = YAML::LoadFile(ci("pr.yml"));
+  EXPECT_FALSE(str(pr["env"]["KGATE_HISTORY"]).empty());
+  std::vector<std::string> pr_runs;
+  collect_runs(pr, pr_runs);
+  int checks_with_db = 0;
+  for (const auto& r : pr_runs)
+    for (const auto& c : kgate_calls(r))
+      if (c.sub == "check" && r.find("--db \"$KGATE_HISTORY\"") != std::string::npos) ++checks_with_db;
+  EXPECT_EQ(checks_with_db, 1);
 }
 
 TEST(ReportCi, PrCheckGuardsTheGpuRunner) {
