@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -47,7 +48,95 @@ bool is_executable(const std::string& p) {
   return !p.empty() && fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
 }
 
+core::SpawnSpec spawn_spec(const WorkerSpec& w) {
+  // Own session and process group, so a deadline kills everything the worker started;
+  // stdin, stdout and stderr are pipes (the protocol and the stderr ring). core::spawn
+  // prepares everything before fork (kgate may have threads).
+  core::SpawnSpec s;
+  s.argv = w.argv;
+  s.env = w.env;
+  s.stdin_mode = core::SpawnSpec::Stdin::kPipe;
+  s.stdout_mode = core::SpawnSpec::Output::kPipe;
+  s.stderr_mode = core::SpawnSpec::Output::kPipe;
+  s.group = core::SpawnSpec::Group::kSession;
+  return s;
+}
+
+void discard(core::Spawned& c) {
+  if (c.pid > 0) {
+    core::ExitStatus st;
+    core::kill_and_reap(c.pid, 10, &st);
+  }
+  close_fd(&c.in);
+  close_fd(&c.out);
+  close_fd(&c.err);
+  c.pid = -1;
+}
+
+// The one process started ahead of need (WorkerSpec::keep_spare), for the spec it was
+// started with.
+class SparePool {
+ public:
+  ~SparePool() { drop(); }
+
+  // A waiting spare of this exact command line and environment, or nullopt (a spare of
+  // another spec is killed).
+  std::optional<core::Spawned> take(const WorkerSpec& w) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::optional<core::Spawned> got;
+    if (spare_.pid > 0) {
+      core::ExitStatus st;
+      bool ended = true;
+      try {
+        ended = core::try_wait(spare_.pid, &st);
+      } catch (const InfraError&) {
+        ended = true;  // status lost: not a process to hand out
+      }
+      if (ended) spare_.pid = -1;  // already reaped: nothing left to kill
+      if (!ended && argv_ == w.argv && env_ == w.env) {
+        got = spare_;
+        spare_ = core::Spawned{};
+      } else {
+        discard(spare_);
+      }
+    }
+    return got;
+  }
+
+  // Starts the next spare of the spec (after the worker that needed one has started).
+  void refill(const WorkerSpec& w) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (spare_.pid > 0) return;
+    try {
+      spare_ = core::spawn(spawn_spec(w));
+      argv_ = w.argv;
+      env_ = w.env;
+    } catch (const InfraError& e) {
+      spare_ = core::Spawned{};  // no spare: the next spawn() starts its own and says why
+      log::debug(std::string("worker: no spare started: ") + e.what());
+    }
+  }
+
+  void drop() {
+    std::lock_guard<std::mutex> lock(mu_);
+    discard(spare_);
+  }
+
+ private:
+  std::mutex mu_;
+  core::Spawned spare_;
+  std::vector<std::string> argv_;
+  std::map<std::string, std::string> env_;
+};
+
+SparePool& spares() {
+  static SparePool pool;
+  return pool;
+}
+
 }  // namespace
+
+void drop_spare() { spares().drop(); }
 
 std::string Reply::describe() const {
   if (fault != gates::Fault::kNone) {
@@ -71,22 +160,19 @@ Worker::~Worker() { stop(); }
 
 void Worker::spawn() {
   if (spec_.argv.empty()) throw InfraError("worker: empty command line");
-  // Own session and process group, so a deadline kills everything the worker started;
-  // stdin, stdout and stderr are pipes (the protocol and the stderr ring). core::spawn
-  // prepares everything before fork (kgate may have threads).
-  core::SpawnSpec s;
-  s.argv = spec_.argv;
-  s.env = spec_.env;
-  s.stdin_mode = core::SpawnSpec::Stdin::kPipe;
-  s.stdout_mode = core::SpawnSpec::Output::kPipe;
-  s.stderr_mode = core::SpawnSpec::Output::kPipe;
-  s.group = core::SpawnSpec::Group::kSession;
   core::Spawned child;
-  try {
-    child = core::spawn(s);
-  } catch (const InfraError& e) {
-    throw InfraError(std::string("worker: ") + e.what());
+  std::optional<core::Spawned> spare;
+  if (spec_.keep_spare) spare = spares().take(spec_);
+  if (spare) {
+    child = *spare;
+  } else {
+    try {
+      child = core::spawn(spawn_spec(spec_));
+    } catch (const InfraError& e) {
+      throw InfraError(std::string("worker: ") + e.what());
+    }
   }
+  if (spec_.keep_spare) spares().refill(spec_);
   pid_ = child.pid;
   stdin_fd_ = child.in;
   stdout_fd_ = child.out;
@@ -97,7 +183,8 @@ void Worker::spawn() {
   stdout_buf_.clear();
   ring_.clear();
   ++starts_;
-  log::debug("worker: started " + spec_.argv[0] + " (pid " + std::to_string(pid_) + ")");
+  log::debug("worker: " + std::string(spare ? "took the spare " : "started ") + spec_.argv[0] +
+             " (pid " + std::to_string(pid_) + ")");
 }
 
 void Worker::drain_stderr() {
@@ -475,6 +562,10 @@ WorkerSpec python_worker_spec() {
   s.env["PYTHONPATH"] = old && *old ? pkg + ":" + old : pkg;
   s.env["PYTHONUNBUFFERED"] = "1";
   s.env["PYTHONDONTWRITEBYTECODE"] = "1";
+  // torch imported at start, so a spare started ahead of its problem has done it
+  s.env["KGATE_WORKER_PRELOAD"] = "1";
+  const char* spare = std::getenv("KGATE_WORKER_SPARE");  // "0": no spare (less memory)
+  s.keep_spare = !(spare && std::string(spare) == "0");
   return s;
 }
 

@@ -28,7 +28,16 @@ struct WorkerSpec {
   std::map<std::string, std::string> env;    // added to (and overriding) kgate's environment
   std::size_t stderr_ring_bytes = 64 * 1024; // stderr tail kept for crash reports
   double shutdown_grace_s = 2.0;             // how long a polite shutdown may take
+  // Keep one process of this spec started ahead of need (the Python worker: its torch
+  // import then overlaps the problem before): spawn() takes it when one is waiting and
+  // starts the next. An idle spare only waits on its stdin, so it does not disturb what
+  // the current worker measures; it is killed when kgate exits, and exits on its own at
+  // EOF when kgate dies.
+  bool keep_spare = false;
 };
+
+// Kills the waiting spare, if any (also done at exit). For tests.
+void drop_spare();
 
 // The answer to one call: either the worker's response or a fault.
 struct Reply {

@@ -224,10 +224,13 @@ TEST(StatsVerdict, ThreePercentSpeedupIsKept) {
 }
 
 TEST(StatsVerdict, TooNoisyOrTooFewIsUnknown) {
-  // 20 % noise and 12 samples cannot resolve a 3 % effect: unknown, never a false alarm.
+  // 20 % noise and 12 samples cannot resolve a 3 % effect: mostly unknown. A "faster" for
+  // this 3 % slower candidate needs the interval's lower end above the keep threshold,
+  // which the two-sided 95 % interval allows at most alpha/2 of the time (about 1 % here:
+  // 2 of these 200 seeds with core::Rng's draws, 0 with the generator before it).
   const Rates r = verdict_rates(200, 12, 1.03, 0.2, Noise::kNormal);
   EXPECT_GE(r.frac(r.unknown), 0.8);
-  EXPECT_EQ(r.faster, 0);
+  EXPECT_LE(r.frac(r.faster), 0.025);
   const Pair p = interleaved(1, 5, 1.5, 0.01);
   const Comparison c = compare(p.baseline, p.candidate);
   EXPECT_EQ(c.verdict, SpeedVerdict::kUnknown);

@@ -26,6 +26,7 @@ using protocol::Json;
 constexpr const char* kFakeWorker = R"SH(#!/bin/bash
 once() { [ -e "$FAKE_DIR/done_$1" ] && return 1; : > "$FAKE_DIR/done_$1"; return 0; }
 echo "fake worker $$ up" >&2
+echo "$$" >> "$FAKE_DIR/starts.log"
 while IFS= read -r line; do
   id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
   # kgate writes keys sorted, so the envelope's "op" precedes any nested one.
@@ -130,6 +131,50 @@ TEST_F(WorkerTest, AnswersInOrderAndRecordsNothingExtra) {
   EXPECT_EQ(r.result["op"], "check");
   EXPECT_EQ(w.starts(), 1);
   EXPECT_NE(w.stderr_tail(), "");
+}
+
+TEST_F(WorkerTest, ASpareStartedAheadServesTheNextWorkerOfItsSpec) {
+  auto starts = [&] {
+    std::ifstream in(dir_ / "starts.log");
+    std::vector<pid_t> out;
+    for (pid_t p; in >> p;) out.push_back(p);
+    return out;
+  };
+  auto alive = [](pid_t p) { return p > 0 && ::kill(p, 0) == 0; };
+  WorkerSpec s = spec();
+  s.keep_spare = true;
+  Worker w1(s);
+  Reply r = w1.call("hello", Json::object(), 10);
+  ASSERT_TRUE(r.good()) << r.describe();
+  for (int i = 0; i < 200 && starts().size() < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::vector<pid_t> st = starts();
+  ASSERT_EQ(st.size(), 2u);  // the worker and, started with it, the spare
+  EXPECT_EQ(r.result["pid"], st[0]);
+
+  Worker w2(s);  // the next worker of the spec: the spare, already running
+  r = w2.call("hello", Json::object(), 10);
+  ASSERT_TRUE(r.good()) << r.describe();
+  EXPECT_EQ(r.result["pid"], st[1]);
+  EXPECT_EQ(w2.starts(), 1);
+
+  WorkerSpec other = spec({{"FAKE_OTHER", "1"}});
+  other.keep_spare = true;
+  for (int i = 0; i < 200 && starts().size() < 3; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const pid_t waiting = starts().back();
+  Worker w3(other);  // another environment: a fresh process, the old spare killed
+  r = w3.call("hello", Json::object(), 10);
+  ASSERT_TRUE(r.good()) << r.describe();
+  EXPECT_NE(r.result["pid"], waiting);
+  EXPECT_FALSE(alive(waiting));
+
+  for (int i = 0; i < 200 && starts().size() < 5; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const pid_t last = starts().back();
+  EXPECT_TRUE(alive(last));
+  drop_spare();
+  EXPECT_FALSE(alive(last));
 }
 
 TEST_F(WorkerTest, WorkerErrorIsAnAnswerNotAFault) {

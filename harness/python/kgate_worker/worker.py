@@ -1580,6 +1580,12 @@ def _triton_version() -> str:
 def main() -> int:
     from .protocol import serve, take_over_stdio
     proto_in, proto_out = take_over_stdio()
+    if os.environ.get("KGATE_WORKER_PRELOAD") == "1":
+        # A worker started ahead of its problem (kgate keeps one spare) imports torch while
+        # it waits for its hello; a failure here is hello's to report. Nothing it reads at
+        # import (Inductor's and Triton's cache directories are read when used) is set yet.
+        with contextlib.suppress(Exception):
+            _torch()
     worker = Worker()
     try:
         rc = serve(worker.handlers(), proto_in, proto_out, _log,
