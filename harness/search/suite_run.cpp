@@ -316,8 +316,26 @@ struct SuiteRun::Impl {
         if (!p->done) p->infra_error = res.value("reason", std::string());
         return;
       }
+      // The result must be the one its journal lines produced: this problem of this run,
+      // with the experiments and kept count journaled before it and their best commit.
+      // Anything else (forged, hand-edited, another run's) would become a record no
+      // report can read, or a result the repository does not back.
+      report::ProblemResult r = res.get<report::ProblemResult>();
+      const std::string id = p->item->problem_id;
+      std::string wrong;
+      if (r.problem != id || r.level != p->item->level)
+        wrong = "names problem '" + r.level + "/" + r.problem + "'";
+      else if (!r.run_id.empty() && r.run_id != run_id)
+        wrong = "is of run " + r.run_id;
+      else if (r.experiments != p->experiments() || r.kept != p->kept())
+        wrong = "claims " + std::to_string(r.experiments) + " experiments, " + std::to_string(r.kept) +
+                " kept; the journal has " + std::to_string(p->experiments()) + ", " + std::to_string(p->kept());
+      else if (!r.best_commit.empty() && (p->records.empty() || r.best_commit != p->records.back().best_commit))
+        wrong = "names best commit " + r.best_commit + ", not the journaled best";
+      if (!wrong.empty())
+        throw InfraError(at + "problem_done of " + id + " " + wrong + "; refusing to guess");
       p->infra_error.clear();
-      p->done = res.get<report::ProblemResult>();
+      p->done = std::move(r);
     }
   }
 

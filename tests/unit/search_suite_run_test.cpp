@@ -521,6 +521,20 @@ TEST_F(SearchSuiteRun, ResumeRefusesForgedProblemDoneLines) {
             std::string::npos);
   rewrite(R"({"event":"experiment","problem":"p","n":"zero"})");
   EXPECT_NE(resume_error().find("journal.jsonl:2: error: experiment event does not parse"), std::string::npos);
+  // After the problem's experiments: a result they did not produce (the issue's forged line
+  // became results/__.json and reports no one could read).
+  auto append = [&](const std::string& forged) {
+    std::ofstream j(jp, std::ios::trunc);
+    j << c.header.dump() << "\n";
+    for (auto& e : c.events)
+      if (e["event"] == "experiment" && e["problem"] == "p") j << e.dump() << "\n";
+    j << forged << "\n";
+  };
+  append(R"({"event":"problem_done","problem":"p","result":{"outcome":"improved","experiments":9}})");
+  EXPECT_NE(resume_error().find(": error: problem_done of p names problem '/'"), std::string::npos) << resume_error();
+  append(R"({"event":"problem_done","problem":"p","result":{"outcome":"improved","level":"unit-level","problem":"p","experiments":9}})");
+  EXPECT_NE(resume_error().find("problem_done of p claims 9 experiments, 0 kept; the journal has"), std::string::npos)
+      << resume_error();
   (void)first;
 }
 
