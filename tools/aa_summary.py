@@ -36,40 +36,36 @@ def records(run_dirs):
                 continue
             seen.add(r.get("problem"))
             out.append(r)
-        journal = os.path.join(d, "journal.jsonl")
-        if not os.path.exists(journal):
-            continue
-        with open(journal, encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    e = json.loads(line)
-                except ValueError:
-                    continue  # a torn last line
-                if (e.get("event") != "experiment" or e.get("verdict") != "baseline" or
-                        e.get("problem") in seen):
-                    continue
-                seen.add(e.get("problem"))
-                out.append({"level": "(journal)", "problem": e.get("problem"),
-                            "outcome": "baseline-only" if e.get("passed") else "error",
-                            "speedup": e.get("speedup"), "speedup_lo": e.get("speedup_lo"),
-                            "speedup_hi": e.get("speedup_hi"), "wall_s": e.get("wall_s"),
-                            "reason": e.get("reason") or "the run stopped before its record"})
+        for e in jsonl(os.path.join(d, "journal.jsonl")):
+            if (e.get("event") != "experiment" or e.get("verdict") != "baseline" or
+                    e.get("problem") in seen):
+                continue
+            seen.add(e.get("problem"))
+            out.append({"level": "(journal)", "problem": e.get("problem"),
+                        "outcome": "baseline-only" if e.get("passed") else "error",
+                        "speedup": e.get("speedup"), "speedup_lo": e.get("speedup_lo"),
+                        "speedup_hi": e.get("speedup_hi"), "wall_s": e.get("wall_s"),
+                        "reason": e.get("reason") or "the run stopped before its record"})
     return out
 
 
+def jsonl(path):
+    """The JSON objects of a JSON-lines file, a torn line (a killed writer) skipped; none
+    when the file is absent."""
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                yield obj
+
+
 def traces(run_dirs):
-    rows = []
-    for d in run_dirs:
-        p = os.path.join(d, "trace.jsonl")
-        if not os.path.exists(p):
-            continue
-        with open(p, encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    rows.append(json.loads(line))
-                except ValueError:
-                    pass  # a line torn by a killed worker
-    return rows
+    return [t for d in run_dirs for t in jsonl(os.path.join(d, "trace.jsonl"))]
 
 
 def pct(xs, q):
