@@ -398,12 +398,26 @@ struct SuiteRun::Impl {
       return;
     }
     std::string best = p.records.back().best_commit;
-    for (const auto& r : p.records) repo.set_ref(exp_ref(p, r.n), r.commit);
+    for (const auto& r : p.records) {
+      if (repo.resolve(exp_ref(p, r.n)) != r.commit) require_commit(p, exp_ref(p, r.n), r.commit);
+      repo.set_ref(exp_ref(p, r.n), r.commit);
+    }
     if (repo.head() != best) log::info(p.item->problem_id + ": resetting the branch to the best " + best.substr(0, 12));
     repo.reset_hard(best);
     repo.tag(best_tag(p), best);
     clean_untracked(p);
     write_plain(p.best_copy, repo.file_at(best, p.candidate_rel));
+  }
+
+  // A journaled commit that the workspace's repository does not have (deleted, another
+  // repository, a forged line) is an error naming it, not git's "cannot set" of a ref.
+  void require_commit(const Problem& p, const std::string& ref, const std::string& commit) const {
+    try {
+      (void)p.repo->read(commit);
+    } catch (const InfraError&) {
+      throw InfraError(p.ws + ": " + ref + ": the journaled commit " + commit + " of " + p.item->problem_id +
+                       " is not in the repository");
+    }
   }
 
   // Resume: a finished problem's git evidence against the journal. A journaled experiment's
@@ -422,12 +436,7 @@ struct SuiteRun::Impl {
     for (const auto& l : repo.remove_stale_locks()) log::warn(id + ": removed a stale " + l);
     auto want = [&](const std::string& ref, const std::string& commit) {
       if (repo.resolve(ref) == commit) return;
-      try {
-        (void)repo.read(commit);
-      } catch (const InfraError&) {
-        throw InfraError(p.ws + ": " + ref + ": the journaled commit " + commit + " of " + id +
-                         " is not in the repository");
-      }
+      require_commit(p, ref, commit);
       log::warn(id + ": " + ref + " was missing or moved; restored to the journaled " + commit.substr(0, 12));
       repo.set_ref(ref, commit);
     };
@@ -1093,6 +1102,10 @@ struct SuiteRun::Impl {
     }
     if (p.compiled) fill_compiled(p, res);
     res.env.gpu = p.eval ? p.eval->device_name() : device_name;
+    if (p.eval) {
+      const protocol::HelloResult h = p.eval->runtime();
+      res.env.set_software(h.device.driver, h.cuda, h.torch, h.triton);
+    }
     auto sr = stop_reasons.find(p.item->problem_id);
     if (sr != stop_reasons.end() && res.reason.empty()) res.reason = "moved on: " + sr->second;
     json e = {{"event", "problem_done"},
