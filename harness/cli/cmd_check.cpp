@@ -386,6 +386,7 @@ ExitCode cmd_check(const CheckOptions& o) {
       opt.measurement = measurement;
       gates::Evaluator ev(problem, opt);
       r.env.gpu = ev.device().name;
+      r.env.set_software(ev.device().driver, ev.runtime().cuda, ev.runtime().torch, ev.runtime().triton);
       r.env.gpu_target = check::gpu_target_for(cat, suite_gpus, backend, ev.device().name, ev.device().cc);
       gates::CandidateVerdict v = ev.evaluate(t.candidate, {}, base_file);
       print_verdict(v);

@@ -56,6 +56,7 @@ class GatesEvaluator : public search::CandidateEvaluator {
     return eval_.remeasure(candidate, defines, baseline);
   }
   std::string device_name() const override { return eval_.device().name; }
+  protocol::HelloResult runtime() const override { return eval_.runtime(); }
   // The kernel files a search starts from carry Inductor's coordinate-descent choice as
   // the tuner's first point (so the search starts where torch.compile's own extra search
   // ends).

@@ -63,6 +63,7 @@ struct Evaluator::Impl {
   const ops::Op* op = nullptr;
   std::unique_ptr<worker::Worker> worker;
   protocol::DeviceInfo device;
+  protocol::HelloResult runtime;  // the last hello: device and software versions
   std::string baseline_id;  // path + content hash of the baseline compiled in the worker
   std::map<std::string, protocol::CaseResult> baseline_cache;  // case_id -> baseline numbers
   // The last candidate that passed every gate, by case_id; adopted as the next baseline's
@@ -96,6 +97,7 @@ struct Evaluator::Impl {
                        (r.stderr_tail.empty() ? "" : "\nworker stderr:\n" + r.stderr_tail));
     }
     protocol::HelloResult hello = r.result.get<protocol::HelloResult>();
+    runtime = hello;
     protocol::ProblemSpec ps;
     ps.id = problem.id;
     ps.kind = problem.kind;
@@ -482,6 +484,7 @@ Evaluator::Evaluator(config::NativeProblem problem, EvalOptions options) : impl_
 Evaluator::~Evaluator() = default;
 
 const protocol::DeviceInfo& Evaluator::device() const { return impl_->device; }
+const protocol::HelloResult& Evaluator::runtime() const { return impl_->runtime; }
 
 CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
                                      const std::map<std::string, std::string>& defines,

@@ -75,6 +75,8 @@ class Evaluator {
   protocol::Json inventory(const std::string& dir, const std::string& seed_mode = "");
 
   const protocol::DeviceInfo& device() const;
+  // The worker's hello: its device and the software it runs (torch, triton, CUDA, driver).
+  const protocol::HelloResult& runtime() const;
 
  private:
   struct Impl;

@@ -58,9 +58,14 @@ struct HelloResult {
   int protocol = kVersion;
   std::string backend;
   DeviceInfo device;
+  // The Python worker's software ("" from kgate-native): what the run records say it ran on.
+  std::string torch;   // "2.11.0"
+  std::string triton;  // "3.6.0", "" when absent
+  std::string cuda;    // the CUDA torch was built with ("13.0"), "" on a CPU build
+  std::string python;  // "3.12.3"
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HelloResult, runner, version, protocol, backend,
-                                                device)
+                                                device, torch, triton, cuda, python)
 
 // ---- load_problem ---------------------------------------------------------------------
 // What the worker needs of a problem. For native problems `op` names the built-in op;

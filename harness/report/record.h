@@ -31,6 +31,15 @@ struct Environment {
   std::string kgate_version;
   std::string git_sha;
   std::string host;
+
+  // The worker's account of what ran (its hello); an empty value keeps what is there.
+  void set_software(const std::string& driver_, const std::string& cuda_,
+                    const std::string& torch_, const std::string& triton_) {
+    if (!driver_.empty()) driver = driver_;
+    if (!cuda_.empty()) cuda = cuda_;
+    if (!torch_.empty()) torch = torch_;
+    if (!triton_.empty()) triton = triton_;
+  }
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Environment, gpu, gpu_target, backend, driver, cuda,
                                                 torch, triton, kgate_version, git_sha, host)

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gates/verdict.h"
+#include "protocol/messages.h"
 #include "search/tune_space.h"
 
 namespace kgate::search {
@@ -22,6 +23,9 @@ class CandidateEvaluator {
   virtual gates::Timing remeasure(const std::string& candidate, const Point& defines,
                                   const std::string& baseline) = 0;
   virtual std::string device_name() const = 0;
+  // The worker's device and software (torch, triton, CUDA, driver) for the records;
+  // empty when unknown (fakes).
+  virtual protocol::HelloResult runtime() const { return {}; }
   // The last evaluated candidate was kept and becomes the baseline: gate state worth
   // keeping (its check results) carries over instead of being measured again.
   virtual void promote_last_candidate() {}

@@ -723,7 +723,10 @@ struct SuiteRun::Impl {
     }
     gates::CandidateVerdict v = evaluator(p).evaluate(candidate_path(p), {}, baseline_path);
     if (interrupted(opt.interrupted)) return;
-    if (device_name.empty()) device_name = evaluator(p).device_name();
+    if (device_name.empty()) {
+      device_name = evaluator(p).device_name();
+      runtime = evaluator(p).runtime();
+    }
     fill_from_verdict(r, v);
     distrust_failure_on_full_disk(p, r);
     if (v.passed) evaluator(p).promote_last_candidate();  // the starter is the first best
@@ -1102,10 +1105,9 @@ struct SuiteRun::Impl {
     }
     if (p.compiled) fill_compiled(p, res);
     res.env.gpu = p.eval ? p.eval->device_name() : device_name;
-    if (p.eval) {
-      const protocol::HelloResult h = p.eval->runtime();
-      res.env.set_software(h.device.driver, h.cuda, h.torch, h.triton);
-    }
+    // the software the problem's worker ran (the run's first worker's once it is released)
+    const protocol::HelloResult h = p.eval ? p.eval->runtime() : runtime;
+    res.env.set_software(h.device.driver, h.cuda, h.torch, h.triton);
     auto sr = stop_reasons.find(p.item->problem_id);
     if (sr != stop_reasons.end() && res.reason.empty()) res.reason = "moved on: " + sr->second;
     json e = {{"event", "problem_done"},
@@ -1234,6 +1236,7 @@ struct SuiteRun::Impl {
   // ---- run.json ---------------------------------------------------------------------------
   std::string started_at;
   std::string device_name;  // the first worker's device, for run.json
+  protocol::HelloResult runtime;  // the first worker's hello (device, torch, triton, CUDA)
 
   // OUT/run.json: what reporters and `kgate merge` need to know of this run (or shard).
   void write_run_json(bool finished, bool was_interrupted) {
@@ -1249,6 +1252,7 @@ struct SuiteRun::Impl {
     info.env = report::host_environment(opt.backend);
     if (!items.empty()) info.env.gpu_target = items.front().gpu_target;
     info.env.gpu = device_name;
+    info.env.set_software(runtime.device.driver, runtime.cuda, runtime.torch, runtime.triton);
     info.shard = opt.shard;
     info.planned = opt.planned;
     if (info.planned.empty())

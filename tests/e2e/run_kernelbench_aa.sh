@@ -33,6 +33,9 @@ for p, r in recs.items():
     assert r["outcome"] == "matched", (p, r["outcome"], r["reason"])
     assert r["reason"].startswith("A/A: the reference passed every gate against itself"), r["reason"]
     assert r["experiments"] == 0 and r["best_us"] > 0, r
+    # the record says what it ran on: the worker's torch (and triton when installed)
+    import torch as _t
+    assert r["env"]["torch"] == _t.__version__.split("+")[0], r["env"]
     gates = {g["gate"]: g["status"] for g in r["gates"]}
     assert all(gates.get(g) == "pass" for g in ("static", "correctness", "oracle")), gates
     cand = open(os.path.join(out, "workspaces", p, p + ".py")).read()

@@ -623,6 +623,7 @@ class Worker:
         return {"runner": RUNNER_NAME, "version": __version__, "protocol": 1,
                 "backend": backend, "device": info,
                 "torch": torch.__version__.split("+")[0], "triton": _triton_version(),
+                "cuda": str(getattr(torch.version, "cuda", "") or ""),
                 "python": platform.python_version()}
 
     def _reset(self) -> None:
