@@ -246,6 +246,8 @@ ExitCode cmd_doctor(const DoctorOptions& o) {
 
   worker::WorkerSpec spec;
   spec.argv = {worker::locate_native_bin("")};
+  // The walls a host or CUDA worker gets in a run (logged: "sandbox: ...").
+  worker::sandbox_worker(spec, {}, cuda ? 0 : worker::host_address_space_cap());
   worker::Worker w(spec);
   WorkerProbe probe(w, o.backend);
   stats::Calibration cal;

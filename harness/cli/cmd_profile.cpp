@@ -92,6 +92,7 @@ ExitCode cmd_profile(const ProfileOptions& o) {
   opt.backend = device == "cpu" ? "host" : "cuda";
   opt.request_timeout_s = o.timeout_s;
   opt.run_performance = false;
+  if (!o.kernels_dir.empty()) opt.writable.push_back(o.kernels_dir);  // the inventory writes there
   gates::Evaluator eval(problem, opt);
   if (!o.kernels_dir.empty()) fs::create_directories(o.kernels_dir);
   json inv = eval.inventory(o.kernels_dir);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/history_step.h"
@@ -20,6 +21,7 @@
 #include "core/dir_lock.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/subprocess.h"
 #include "gates/evaluator.h"
 #include "gates/static_gate.h"
 #include "report/history.h"
@@ -266,29 +268,37 @@ ExitCode run_on_gpus(const RunOptions& o) {
     if (!o.db.empty()) args.insert(args.end(), {"--db", o.db});
     log::info("gpu " + gpus[k] + ": kgate run --shard " + std::to_string(k + 1) + "/" + std::to_string(n) +
               " -> " + dir);
-    pid_t pid = fork();
-    if (pid < 0) throw InfraError(std::string("--gpus: fork failed: ") + std::strerror(errno));
-    if (pid == 0) {
-      setenv("CUDA_VISIBLE_DEVICES", gpus[k].c_str(), 1);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      std::fprintf(stderr, "kgate: exec %s failed: %s\n", argv[0], std::strerror(errno));
-      _exit(3);
+    core::SpawnSpec spec;
+    spec.argv = args;
+    spec.env["CUDA_VISIBLE_DEVICES"] = gpus[k];
+    spec.stdin_mode = core::SpawnSpec::Stdin::kNull;
+    spec.group = core::SpawnSpec::Group::kInherit;  // the terminal's Ctrl-C reaches every shard
+    pid_t pid = -1;
+    try {
+      pid = core::spawn(spec).pid;
+    } catch (const InfraError&) {
+      for (pid_t p : pids) {  // no shard runs on without the others
+        core::ExitStatus gone;
+        core::kill_and_reap(p, 10, &gone);
+      }
+      throw;
     }
     pids.push_back(pid);
   }
   // SIGINT/SIGTERM reach the children through the terminal's process group or are
   // forwarded; each child finishes or abandons its experiment and exits 130.
   ExitCode code = ExitCode::kPass;
+  bool forwarded = false;
   for (int k = 0; k < n; ++k) {
-    int status = 0;
-    while (waitpid(pids[k], &status, 0) < 0 && errno == EINTR) {
-      if (g_interrupted.load())
+    core::ExitStatus status;
+    while (!core::try_wait(pids[k], &status)) {
+      if (g_interrupted.load() && !forwarded) {
         for (pid_t p : pids) kill(p, SIGINT);
+        forwarded = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    ExitCode c = from_status(status);
+    ExitCode c = from_status(status.raw);
     log::info("gpu " + gpus[k] + ": shard exited " + std::to_string(to_int(c)));
     code = worse(code, c);
   }

@@ -12,6 +12,7 @@
 #include "config/suggest.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/subprocess.h"
 #include "kgate/build_info.h"
 
 using kgate::ExitCode;
@@ -170,6 +171,9 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : kgate::to_int(ExitCode::kUsage);
   }
   kgate::log::configure(kgate::log::detect(quiet, verbose));
+  // What a candidate double-forks away from its worker is kgate's to find and kill
+  // (core/subprocess.h), never init's.
+  kgate::core::adopt_orphans();
 
   try {
     ExitCode rc = ExitCode::kUsage;
@@ -183,6 +187,7 @@ int main(int argc, char** argv) {
     else if (*c_profile) rc = cmd_profile(profile);
     else if (*c_doctor) rc = cmd_doctor(doctor);
     else if (*c_init) rc = cmd_init(init);
+    kgate::core::kill_strays(0);  // nothing a worker left behind outlives kgate
     return kgate::to_int(rc);
   } catch (const kgate::Error& e) {
     kgate::log::error(e.what());

@@ -1,7 +1,9 @@
 #include "core/subprocess.h"
 
 #include <fcntl.h>
+#include <dirent.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +12,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "core/error.h"
@@ -70,9 +76,22 @@ struct FdList {
 
 // What the child reports when it cannot get to exec.
 struct ChildFailure {
-  int stage = 0;  // 1: chdir, 2: execve
+  int stage = 0;  // 1: chdir, 2: execve, 10 + n: sandbox stage n
   int error = 0;
 };
+
+// The children spawn() started and nobody has reaped yet: kill_strays() leaves them be.
+std::mutex g_children_mu;
+// Never destroyed: a static destructor (the spare worker's pool) reaps after others ran.
+std::set<pid_t>& live_children() {
+  static auto* pids = new std::set<pid_t>;
+  return *pids;
+}
+void note_reaped(pid_t pid) {
+  std::lock_guard<std::mutex> lock(g_children_mu);
+  live_children().erase(pid);
+}
+bool g_adopting = false;
 
 }  // namespace
 
@@ -102,6 +121,7 @@ Spawned spawn(const SpawnSpec& spec) {
     env_map[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   for (const auto& [k, v] : spec.env) env_map[k] = v;
+  if (spec.sandbox.enabled) scrub_environment(env_map);
   std::vector<std::string> env_strs;
   for (const auto& [k, v] : env_map) env_strs.push_back(k + "=" + v);
   std::vector<char*> envp;
@@ -157,7 +177,15 @@ Spawned spawn(const SpawnSpec& spec) {
   child_err = output_end(spec.stderr_mode, &sp.err);
   make_pipe(&report[0], &report[1]);
   const SpawnSpec::Group group = spec.group;
+  SandboxPlan plan = prepare_sandbox(spec.sandbox);
+  struct PlanRelease {
+    SandboxPlan* p;
+    ~PlanRelease() { release(*p); }
+  } plan_release{&plan};
 
+  // Held from fork to note_started: kill_strays() in another thread never takes this
+  // child, started a moment ago, for an orphan.
+  std::unique_lock<std::mutex> registry(g_children_mu);
   const pid_t pid = ::fork();
   if (pid < 0) throw fail("fork: " + errno_text(errno));
   if (pid == 0) {
@@ -175,7 +203,11 @@ Spawned spawn(const SpawnSpec& spec) {
     if (merge) ::dup2(STDOUT_FILENO, STDERR_FILENO);
     else if (child_err >= 0) ::dup2(child_err, STDERR_FILENO);
     ChildFailure f;
-    if (cwd != nullptr && ::chdir(cwd) != 0) {
+    int sandbox_stage = 0;
+    if (const int e = apply_in_child(plan, &sandbox_stage); e != 0) {
+      f.stage = 10 + sandbox_stage;
+      f.error = e;
+    } else if (cwd != nullptr && ::chdir(cwd) != 0) {
       f.stage = 1;
       f.error = errno;
     } else {
@@ -188,6 +220,8 @@ Spawned spawn(const SpawnSpec& spec) {
     ::_exit(127);
   }
   // ---- parent ----
+  live_children().insert(pid);
+  registry.unlock();
   if (group == SpawnSpec::Group::kGroup) ::setpgid(pid, pid);  // no race with an early kill
   close_fd(&child_in);
   close_fd(&child_out);
@@ -201,7 +235,11 @@ Spawned spawn(const SpawnSpec& spec) {
     int st = 0;
     while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
     }
+    note_reaped(pid);
     if (f.stage == 1) throw fail("cannot enter " + spec.cwd + ": " + errno_text(f.error));
+    if (f.stage >= 10)
+      throw fail(std::string("sandbox: ") + sandbox_stage_name(f.stage - 10) + ": " + errno_text(f.error) +
+                 " (KGATE_SANDBOX=off runs without it)");
     throw fail(errno_text(f.error));
   }
   sp.pid = pid;
@@ -247,6 +285,7 @@ bool try_wait(pid_t pid, ExitStatus* status) {
     const pid_t r = ::waitpid(pid, &st, WNOHANG);
     if (r == pid) {
       status->raw = st;
+      note_reaped(pid);
       return true;
     }
     if (r == 0) return false;
@@ -260,6 +299,7 @@ ExitStatus wait_exit(pid_t pid) {
   while (::waitpid(pid, &st, 0) < 0) {
     if (errno != EINTR) throw InfraError("waitpid(" + std::to_string(pid) + "): " + errno_text(errno));
   }
+  note_reaped(pid);
   return ExitStatus{st};
 }
 
@@ -277,6 +317,7 @@ bool kill_and_reap(pid_t pid, double give_up_s, ExitStatus* status) {
     const pid_t r = ::waitpid(pid, &st, WNOHANG);
     if (r == pid) {
       status->raw = st;
+      note_reaped(pid);
       return true;
     }
     if (r < 0 && errno != EINTR) return false;  // already reaped elsewhere: status unknown
@@ -351,6 +392,100 @@ RunResult run(const SpawnSpec& spec, const RunOptions& opt) {
   res.status = wait_exit(sp.pid);
   res.elapsed_s = seconds_since(t0);
   return res;
+}
+
+// ---- processes that left their worker ----------------------------------------------
+
+namespace {
+
+struct ProcInfo {
+  pid_t pid = -1;
+  pid_t ppid = -1;
+  pid_t sid = -1;
+};
+
+// pid, ppid and session of every process (/proc/PID/stat; the command may hold spaces
+// and parentheses, so the fields are read after its last ')').
+std::vector<ProcInfo> list_processes() {
+  std::vector<ProcInfo> out;
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return out;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::ifstream f(std::string("/proc/") + e->d_name + "/stat");
+    std::string line;
+    if (!std::getline(f, line)) continue;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    long ppid = 0, pgrp = 0, sid = 0;
+    if (!(rest >> state >> ppid >> pgrp >> sid)) continue;
+    out.push_back({static_cast<pid_t>(std::atol(e->d_name)), static_cast<pid_t>(ppid), static_cast<pid_t>(sid)});
+  }
+  ::closedir(d);
+  return out;
+}
+
+std::string command_of(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  for (char& c : s)
+    if (c == '\0') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  if (s.size() > 120) s = s.substr(0, 117) + "...";
+  return s.empty() ? "(exited)" : s;
+}
+
+}  // namespace
+
+void adopt_orphans() {
+  sandbox_support();  // its probe forks: done before any orphan is looked for
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0) g_adopting = true;
+}
+
+std::vector<StrayProcess> kill_strays(pid_t root) {
+  std::vector<StrayProcess> found;
+  const pid_t self = ::getpid();
+  std::vector<ProcInfo> all;
+  std::set<pid_t> live;
+  {
+    std::lock_guard<std::mutex> lock(g_children_mu);  // no spawn() between the two reads
+    all = list_processes();
+    live = live_children();
+  }
+  // (a) below root, in another session: walk root's descendants.
+  pid_t root_sid = -1;
+  for (const auto& p : all)
+    if (p.pid == root) root_sid = p.sid;
+  if (root > 0 && root_sid > 0) {
+    std::set<pid_t> below{root};
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (const auto& p : all)
+        if (below.count(p.ppid) != 0 && below.insert(p.pid).second) grew = true;
+    }
+    for (const auto& p : all)
+      if (p.pid != root && below.count(p.pid) != 0 && p.sid != root_sid)
+        found.push_back({p.pid, command_of(p.pid), "in a session of its own below the worker"});
+  }
+  // (b) orphans handed to kgate: its children that spawn() did not start.
+  if (g_adopting)
+    for (const auto& p : all)
+      if (p.ppid == self && live.count(p.pid) == 0)
+        found.push_back({p.pid, command_of(p.pid), "orphaned to kgate"});
+  for (const auto& s : found) {
+    ::kill(-s.pid, SIGKILL);  // its group, when it leads one
+    ::kill(s.pid, SIGKILL);
+  }
+  // Reap the ones that are kgate's children (orphans); the rest go to their parents.
+  for (const auto& s : found) {
+    if (s.how != "orphaned to kgate") continue;
+    int st = 0;
+    for (int i = 0; i < 200 && ::waitpid(s.pid, &st, WNOHANG) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return found;
 }
 
 }  // namespace kgate::core

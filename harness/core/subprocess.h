@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "core/sandbox.h"
+
 namespace kgate::core {
 
 struct SpawnSpec {
@@ -43,6 +45,10 @@ struct SpawnSpec {
   // kgate-native compiles) takes the child down too.
   enum class Group { kInherit, kGroup, kSession };
   Group group = Group::kSession;
+
+  // The walls around the child (core/sandbox.h): its environment scrubbed of secrets,
+  // writes confined, no network, limits. Off unless enabled; the workers enable it.
+  Sandbox sandbox;
 };
 
 // A started child. The descriptors are the parent's ends (-1 when not piped), close-on-
@@ -93,6 +99,25 @@ void kill_group(pid_t pid, int sig = SIGKILL);
 bool kill_and_reap(pid_t pid, double give_up_s, ExitStatus* status);
 
 void close_fd(int* fd);
+
+// ---- processes that left their worker ------------------------------------------------
+
+// A process kgate found outside the process group it was started in, and killed.
+struct StrayProcess {
+  pid_t pid = -1;
+  std::string command;  // its command line, shortened
+  std::string how;      // "in its own session below the worker", "orphaned to kgate"
+};
+
+// Makes kgate the reaper of its descendants' orphans (PR_SET_CHILD_SUBREAPER): a process
+// that a candidate double-forked away from its worker becomes kgate's child instead of
+// init's, so kill_strays() still finds it. kgate's main calls it once.
+void adopt_orphans();
+
+// Kills (SIGKILL) and reaps what escaped a worker's process group: (a) descendants of
+// `root` in another session than root's (a candidate's setsid), (b) with adopt_orphans(),
+// orphans reparented to kgate that spawn() did not start. `root` <= 0: (b) only.
+std::vector<StrayProcess> kill_strays(pid_t root);
 
 // ---- run to completion -------------------------------------------------------------
 

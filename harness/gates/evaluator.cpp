@@ -1,6 +1,7 @@
 #include "gates/evaluator.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -78,9 +79,20 @@ struct Evaluator::Impl {
   bool compiled() const { return kernelbench() && problem.kernelbench_mode == "compiled"; }
 
   worker::WorkerSpec spec() const {
-    if (kernelbench()) return worker::python_worker_spec();
     worker::WorkerSpec s;
-    s.argv = {worker::locate_native_bin(opt.native_bin)};
+    if (kernelbench()) s = worker::python_worker_spec();
+    else s.argv = {worker::locate_native_bin(opt.native_bin)};
+    // The sandbox: the worker writes its compile cache, a compiled-mode workspace (the
+    // kernel files and template offers of the inventory) and what opt.writable names.
+    std::vector<std::string> writable = opt.writable;
+    for (auto& w : writable) w = paths::absolute(w);
+    if (!opt.cache_dir.empty()) writable.push_back(paths::absolute(opt.cache_dir));
+    if (!opt.kernels_dir.empty()) writable.push_back(fs::path(paths::absolute(opt.kernels_dir)).parent_path().string());
+    if (const char* trace = std::getenv("KGATE_WORKER_TRACE"); trace && *trace)
+      writable.push_back(fs::path(paths::absolute(trace)).parent_path().string());
+    // A native host worker runs the candidate in its own address space: a huge allocation
+    // fails there (a bad_alloc, a crash) instead of pushing the runner into swap.
+    worker::sandbox_worker(s, writable, kernelbench() || opt.backend != "host" ? 0 : worker::host_address_space_cap());
     return s;
   }
 

@@ -23,6 +23,10 @@ struct EvalOptions {
   // workspace's kernels/, so kept kernels compose and the final re-measure runs the whole
   // set); "" = only the candidate file itself.
   std::string kernels_dir;
+  // Directories the worker itself writes (kgate profile --kernels-dir), besides the cache
+  // and a compiled-mode workspace: everything else is read-only to the sandboxed worker
+  // and the candidate code it runs (core/sandbox.h).
+  std::vector<std::string> writable;
   uint64_t seed = 0;                     // correctness seed root
   config::GateThresholds thresholds;
   config::MeasurementConfig measurement;

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/sandbox.h"
 #include "search/command_agent.h"
 
 #ifdef KGATE_HAVE_CURL
@@ -54,6 +55,7 @@ HttpAgent::HttpAgent(std::string url, std::string model, std::string api_key_env
     : url_(std::move(url)), model_(std::move(model)), api_key_env_(std::move(api_key_env)),
       timeout_s_(timeout_s) {
   if (url_.empty()) throw UsageError("agent http: `url` is required");
+  core::hide_from_children(api_key_env_);  // the key stays out of every worker's environment
   while (!url_.empty() && url_.back() == '/') url_.pop_back();
 }
 

@@ -6,12 +6,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "kgate/build_info.h"
@@ -59,6 +62,7 @@ core::SpawnSpec spawn_spec(const WorkerSpec& w) {
   s.stdout_mode = core::SpawnSpec::Output::kPipe;
   s.stderr_mode = core::SpawnSpec::Output::kPipe;
   s.group = core::SpawnSpec::Group::kSession;
+  s.sandbox = w.sandbox;
   return s;
 }
 
@@ -93,7 +97,7 @@ class SparePool {
         ended = true;  // status lost: not a process to hand out
       }
       if (ended) spare_.pid = -1;  // already reaped: nothing left to kill
-      if (!ended && argv_ == w.argv && env_ == w.env) {
+      if (!ended && argv_ == w.argv && env_ == w.env && sandbox_ == w.sandbox) {
         got = spare_;
         spare_ = core::Spawned{};
       } else {
@@ -111,6 +115,7 @@ class SparePool {
       spare_ = core::spawn(spawn_spec(w));
       argv_ = w.argv;
       env_ = w.env;
+      sandbox_ = w.sandbox;
     } catch (const InfraError& e) {
       spare_ = core::Spawned{};  // no spare: the next spawn() starts its own and says why
       log::debug(std::string("worker: no spare started: ") + e.what());
@@ -127,6 +132,7 @@ class SparePool {
   core::Spawned spare_;
   std::vector<std::string> argv_;
   std::map<std::string, std::string> env_;
+  core::Sandbox sandbox_;
 };
 
 SparePool& spares() {
@@ -454,6 +460,24 @@ Reply Worker::call(const std::string& op, const protocol::Json& params, double t
     if (killed_from_outside(reply))
       reply.fault_message += " (killed again in a fresh worker: charged to this request)";
   }
+  // A process the candidate moved out of the worker's group (its own session, or a
+  // double fork that orphaned it) would outlive the deadline's group kill: it is killed
+  // here, the worker with it, and the request fails naming it.
+  if (spec_.sandbox.enabled && op != "hello" && op != "shutdown") {
+    const std::vector<core::StrayProcess> strays = core::kill_strays(pid_);
+    if (!strays.empty()) {
+      std::string list;
+      for (const auto& p : strays)
+        list += (list.empty() ? "" : "; ") + std::string("pid ") + std::to_string(p.pid) + " `" + p.command +
+                "` " + p.how;
+      reply = Reply{};
+      reply.fault = gates::Fault::kCrash;
+      reply.fault_message = "sandbox: a process left the worker's process group during `" + op + "` (" + list +
+                            "); killed, with the worker";
+      reply.stderr_tail = stderr_tail();
+      kill_group();
+    }
+  }
   reply.restarted = restarted;
   if (reply.good()) record(op, params, timeout_s, reply);
   else if (op == "compile") record(op, params, timeout_s, reply);  // slot now empty
@@ -471,6 +495,8 @@ void Worker::stop() {
     }
   }
   kill_group();
+  // What the worker left behind outside its group, orphaned to kgate (adopt_orphans).
+  if (spec_.sandbox.enabled) core::kill_strays(0);
 }
 
 void Worker::reset() {
@@ -567,6 +593,89 @@ WorkerSpec python_worker_spec() {
   const char* spare = std::getenv("KGATE_WORKER_SPARE");  // "0": no spare (less memory)
   s.keep_spare = !(spare && std::string(spare) == "0");
   return s;
+}
+
+namespace {
+
+// One scratch directory per kgate process, the workers' TMPDIR (the only temporary
+// directory they may write), removed when kgate exits.
+const std::string& sandbox_scratch() {
+  static const std::string dir = [] {
+    const char* t = std::getenv("TMPDIR");
+    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/kgate-sandbox-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr)
+      throw InfraError("sandbox: cannot create a scratch directory (" + tmpl + "): " + std::strerror(errno));
+    static const std::string keep = tmpl;
+    std::atexit([] {
+      std::error_code ec;
+      fs::remove_all(keep, ec);
+    });
+    return tmpl;
+  }();
+  return dir;
+}
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+}  // namespace
+
+
+std::uint64_t host_address_space_cap() {
+  if (const char* v = std::getenv("KGATE_SANDBOX_MEMORY_MB"); v && *v) {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(v, &end, 10);
+    if (end == v || *end != '\0')
+      throw UsageError(std::string("KGATE_SANDBOX_MEMORY_MB=") + v + ": expected a number of MiB (0: no cap)");
+    return static_cast<std::uint64_t>(mb) << 20;
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2;
+}
+
+void sandbox_worker(WorkerSpec& w, const std::vector<std::string>& writable, std::uint64_t max_address_space) {
+  w.sandbox = core::sandbox_from_env();
+  if (!w.sandbox.enabled) {
+    static std::once_flag said_off;
+    std::call_once(said_off, [] { log::warn("sandbox: off (KGATE_SANDBOX=off): candidates run with kgate's own rights"); });
+    return;
+  }
+  const std::string home = env_or("HOME", "");
+  const std::string tmp = env_or("TMPDIR", "/tmp");
+  std::vector<std::string> dirs = writable;
+  dirs.push_back(sandbox_scratch());
+  dirs.push_back("/dev");  // /dev/null, /dev/shm, the GPU's device files
+  // The caches the worker's tools keep by default: kgate's compile cache, Triton's,
+  // the CUDA driver's JIT cache, Inductor's (which defaults to TMPDIR: kept where it was).
+  dirs.push_back(env_or("XDG_CACHE_HOME", home.empty() ? "/tmp/kgate-cache" : home + "/.cache"));
+  if (!home.empty()) {
+    dirs.push_back(home + "/.triton");
+    dirs.push_back(home + "/.nv");
+  }
+  std::string user = env_or("USER", env_or("LOGNAME", ""));
+  if (user.empty()) user = std::to_string(::geteuid());
+  if (!w.env.count("TORCHINDUCTOR_CACHE_DIR") && !std::getenv("TORCHINDUCTOR_CACHE_DIR")) {
+    const std::string inductor = tmp + "/torchinductor_" + user;
+    w.env["TORCHINDUCTOR_CACHE_DIR"] = inductor;
+    dirs.push_back(inductor);
+  }
+  for (const char* var : {"TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "CUDA_CACHE_PATH"})
+    if (const char* v = std::getenv(var); v && *v) dirs.emplace_back(v);
+  std::sort(dirs.begin(), dirs.end());
+  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+  w.sandbox.writable = dirs;
+  w.sandbox.max_address_space = max_address_space;
+  w.env["TMPDIR"] = sandbox_scratch();
+  // Said once per kind of worker and run, so a log shows what held.
+  static std::mutex said_mu;
+  static std::set<std::string> said;
+  const std::string line = core::describe(w.sandbox);
+  std::lock_guard<std::mutex> lock(said_mu);
+  if (said.insert(line).second) log::info("sandbox: " + line);
 }
 
 }  // namespace kgate::worker

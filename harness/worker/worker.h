@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sandbox.h"
 #include "gates/verdict.h"
 #include "protocol/messages.h"
 #include "worker/stderr_ring.h"
@@ -34,6 +35,9 @@ struct WorkerSpec {
   // the current worker measures; it is killed when kgate exits, and exits on its own at
   // EOF when kgate dies.
   bool keep_spare = false;
+  // The walls around the worker and the candidate code it runs (core/sandbox.h); with it
+  // enabled, a call that leaves a process outside the worker's group fails naming it.
+  core::Sandbox sandbox;
 };
 
 // Kills the waiting spare, if any (also done at exit). For tests.
@@ -124,6 +128,16 @@ class Worker {
 std::string locate_python();
 std::string locate_python_package();
 WorkerSpec python_worker_spec();
+
+// Puts the worker of `w` in the sandbox KGATE_SANDBOX asks for (on by default): writes
+// only beneath `writable` (the run's compile cache, a compiled-mode workspace), a scratch
+// TMPDIR of this kgate process, /dev and the tools' default caches; no network; secrets
+// out of its environment; an address-space cap when max_address_space > 0.
+// Half the machine's memory, or KGATE_SANDBOX_MEMORY_MB (0: no cap; UsageError when not a
+// number): the address space a native host worker, and the candidate in it, may map.
+std::uint64_t host_address_space_cap();
+
+void sandbox_worker(WorkerSpec& w, const std::vector<std::string>& writable, std::uint64_t max_address_space = 0);
 
 // Where kgate-native lives: `explicit_path`, else $KGATE_NATIVE_BIN, else beside the
 // running executable (/proc/self/exe). Throws InfraError naming every place tried.

@@ -1,0 +1,329 @@
+#include "core/sandbox.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <set>
+
+#include "core/error.h"
+
+namespace kgate::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The kernel's Landlock ABI (include/uapi/linux/landlock.h), declared here because the
+// system headers may predate the fields kgate uses (network rules: ABI 4, scopes: ABI 6).
+struct RulesetAttr {
+  std::uint64_t handled_access_fs;
+  std::uint64_t handled_access_net;
+  std::uint64_t scoped;
+};
+struct PathBeneathAttr {
+  std::uint64_t allowed_access;
+  std::int32_t parent_fd;
+} __attribute__((packed));
+
+constexpr long kSysCreateRuleset = 444;
+constexpr long kSysAddRule = 445;
+constexpr long kSysRestrictSelf = 446;
+constexpr std::uint32_t kCreateRulesetVersion = 1U << 0;
+constexpr int kRulePathBeneath = 1;
+
+// Write-side file rights, by the ABI that introduced them. Reading and executing are
+// never restricted (the candidate reads its inputs, Python its modules).
+constexpr std::uint64_t kFsWriteFile = 1ULL << 1;
+constexpr std::uint64_t kFsAbi1Write = kFsWriteFile | (1ULL << 4) /*remove dir*/ | (1ULL << 5) /*remove file*/ |
+                                       (1ULL << 6) | (1ULL << 7) | (1ULL << 8) | (1ULL << 9) | (1ULL << 10) |
+                                       (1ULL << 11) | (1ULL << 12) /*make char..sym*/;
+constexpr std::uint64_t kFsRefer = 1ULL << 13;     // ABI 2
+constexpr std::uint64_t kFsTruncate = 1ULL << 14;  // ABI 3
+constexpr std::uint64_t kNetBindTcp = 1ULL << 0;    // ABI 4
+constexpr std::uint64_t kNetConnectTcp = 1ULL << 1;
+constexpr std::uint64_t kScopeAbstractUnix = 1ULL << 0;  // ABI 6
+constexpr std::uint64_t kScopeSignal = 1ULL << 1;
+
+std::uint64_t fs_rights(int abi) {
+  std::uint64_t r = kFsAbi1Write;
+  if (abi >= 2) r |= kFsRefer;
+  if (abi >= 3) r |= kFsTruncate;
+  return r;
+}
+
+std::size_t attr_size(int abi) {
+  if (abi >= 6) return sizeof(RulesetAttr);
+  if (abi >= 4) return offsetof(RulesetAttr, scoped);
+  return offsetof(RulesetAttr, handled_access_net);
+}
+
+int probe_landlock(std::string* note) {
+  const long abi = ::syscall(kSysCreateRuleset, nullptr, 0, kCreateRulesetVersion);
+  if (abi > 0) return static_cast<int>(abi);
+  const int e = errno;
+  if (e == ENOSYS) *note = "Landlock is not in this kernel (ENOSYS)";
+  else if (e == EOPNOTSUPP) *note = "Landlock is disabled at boot (add landlock to lsm=)";
+  else *note = std::string("Landlock unavailable: ") + std::strerror(e);
+  return 0;
+}
+
+// Whether a child can get a network namespace (a forked child tries; nothing else is
+// touched).
+bool probe_net_namespace(std::string* note) {
+  const bool root = ::geteuid() == 0;
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    *note = std::string("cannot probe: fork: ") + std::strerror(errno);
+    return false;
+  }
+  if (pid == 0) {
+    const int flags = root ? CLONE_NEWNET : (CLONE_NEWUSER | CLONE_NEWNET);
+    ::_exit(::unshare(flags) == 0 ? 0 : (errno & 0x7f) + 1);
+  }
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return true;
+  const int e = WIFEXITED(st) ? WEXITSTATUS(st) - 1 : 0;
+  *note = std::string("no network namespace: unshare: ") + (e > 0 ? std::strerror(e) : "child died") +
+          (root ? "" : " (unprivileged user namespaces may be disabled)");
+  return false;
+}
+
+std::mutex g_hidden_mu;
+std::set<std::string>& hidden_names() {
+  static auto* names = new std::set<std::string>;  // never destroyed: spawns at exit read it
+  return *names;
+}
+
+std::string upper(std::string_view s) {
+  std::string u(s);
+  for (char& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return u;
+}
+
+bool write_all(const char* path, const char* text) {
+  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const std::size_t n = std::strlen(text);
+  const bool ok = ::write(fd, text, n) == static_cast<ssize_t>(n);
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+const SandboxSupport& sandbox_support() {
+  static const SandboxSupport support = [] {
+    SandboxSupport s;
+    s.landlock_abi = probe_landlock(&s.landlock_note);
+    s.net_namespace = probe_net_namespace(&s.net_note);
+    return s;
+  }();
+  return support;
+}
+
+Sandbox sandbox_from_env() {
+  Sandbox s;
+  const char* v = std::getenv("KGATE_SANDBOX");
+  const std::string mode = v != nullptr ? v : "";
+  if (mode == "off" || mode == "0") return s;
+  if (!mode.empty() && mode != "on" && mode != "1" && mode != "auto" && mode != "strict")
+    throw UsageError("KGATE_SANDBOX=" + mode + ": expected off, on, auto or strict");
+  s.enabled = true;
+  s.strict = mode == "strict";
+  return s;
+}
+
+bool secret_like(std::string_view name) {
+  const std::string u = upper(name);
+  for (const char* part : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "APIKEY",
+                           "ACCESS_KEY", "PRIVATE_KEY"})
+    if (u.find(part) != std::string::npos) return true;
+  if (u.size() > 4 && u.compare(u.size() - 4, 4, "_KEY") == 0) return true;
+  for (const char* prefix : {"AWS_", "ACTIONS_RUNTIME_", "ACTIONS_ID_TOKEN_"})
+    if (u.rfind(prefix, 0) == 0) return true;
+  return u == "SSH_AUTH_SOCK";
+}
+
+void hide_from_children(const std::string& name) {
+  if (name.empty()) return;
+  std::lock_guard<std::mutex> lock(g_hidden_mu);
+  hidden_names().insert(name);
+}
+
+std::vector<std::string> scrub_environment(std::map<std::string, std::string>& env) {
+  std::set<std::string> hidden;
+  {
+    std::lock_guard<std::mutex> lock(g_hidden_mu);
+    hidden = hidden_names();
+  }
+  std::vector<std::string> removed;
+  for (auto it = env.begin(); it != env.end();) {
+    if (secret_like(it->first) || hidden.count(it->first) != 0) {
+      removed.push_back(it->first);
+      it = env.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return removed;
+}
+
+std::string describe(const Sandbox& s) {
+  if (!s.enabled) return "off (KGATE_SANDBOX=off)";
+  const SandboxSupport& sup = sandbox_support();
+  std::string d = "files: ";
+  if (s.writable.empty()) d += "not restricted";
+  else if (sup.landlock_abi > 0)
+    d += "writable only beneath " + std::to_string(s.writable.size()) + " directories (Landlock ABI " +
+         std::to_string(sup.landlock_abi) + ")";
+  else d += "NOT protected (" + sup.landlock_note + ")";
+  d += "; network: ";
+  if (!s.isolate_network) d += "allowed";
+  else if (sup.net_namespace) d += "none (own network namespace)";
+  else if (sup.landlock_abi >= 4) d += "no TCP (Landlock; " + sup.net_note + ")";
+  else d += "NOT isolated (" + sup.net_note + ")";
+  d += "; signals: ";
+  d += s.scope_signals && sup.landlock_abi >= 6 ? "only inside the sandbox" : "not scoped";
+  d += "; limits: nofile " + std::to_string(s.max_open_files) + (s.core_dumps ? "" : ", core 0");
+  if (s.max_address_space > 0) d += ", address space " + std::to_string(s.max_address_space >> 20) + " MiB";
+  d += "; environment: secrets removed";
+  return d;
+}
+
+SandboxPlan prepare_sandbox(const Sandbox& s) {
+  SandboxPlan p;
+  if (!s.enabled) return p;
+  p.active = true;
+  const SandboxSupport& sup = sandbox_support();
+  auto refuse = [&](const std::string& what) {
+    throw InfraError("sandbox (KGATE_SANDBOX=strict): " + what + "; KGATE_SANDBOX=on runs without it");
+  };
+  // Network: a namespace when possible, else Landlock's TCP rules below.
+  bool net_by_landlock = false;
+  if (s.isolate_network) {
+    if (sup.net_namespace) {
+      p.unshare_net = true;
+      p.unshare_user = ::geteuid() != 0;
+      std::snprintf(p.uid_map, sizeof p.uid_map, "%u %u 1\n", ::geteuid(), ::geteuid());
+      std::snprintf(p.gid_map, sizeof p.gid_map, "%u %u 1\n", ::getegid(), ::getegid());
+    } else if (sup.landlock_abi >= 4) {
+      net_by_landlock = true;
+    } else if (s.strict) {
+      refuse("the network cannot be isolated: " + sup.net_note);
+    }
+  }
+  // Limits.
+  p.no_core = !s.core_dumps;
+  struct rlimit cur {};
+  if (s.max_open_files > 0 && ::getrlimit(RLIMIT_NOFILE, &cur) == 0)
+    p.nofile = std::min<std::uint64_t>(s.max_open_files, cur.rlim_max);
+  p.as_bytes = s.max_address_space;
+  // Files (and TCP, signals): one Landlock ruleset.
+  const bool want_fs = !s.writable.empty();
+  const bool want_scope = s.scope_signals && sup.landlock_abi >= 6;
+  if (sup.landlock_abi == 0) {
+    if (s.strict && want_fs) refuse("files cannot be protected: " + sup.landlock_note);
+    return p;
+  }
+  if (!want_fs && !net_by_landlock && !want_scope) return p;
+  const int abi = sup.landlock_abi;
+  RulesetAttr attr{};
+  if (want_fs) attr.handled_access_fs = fs_rights(abi);
+  if (net_by_landlock) attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
+  if (want_scope) attr.scoped = kScopeSignal | kScopeAbstractUnix;
+  const long fd = ::syscall(kSysCreateRuleset, &attr, attr_size(abi), 0U);
+  if (fd < 0) throw InfraError(std::string("sandbox: cannot create the Landlock ruleset: ") + std::strerror(errno));
+  p.ruleset_fd = static_cast<int>(fd);
+  ::fcntl(p.ruleset_fd, F_SETFD, FD_CLOEXEC);
+  if (want_fs) {
+    for (const std::string& dir : s.writable) {
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      const int dfd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (dfd < 0) continue;  // cannot exist here (a read-only parent): nothing to allow
+      PathBeneathAttr rule{};
+      rule.allowed_access = attr.handled_access_fs;
+      rule.parent_fd = dfd;
+      const long r = ::syscall(kSysAddRule, p.ruleset_fd, kRulePathBeneath, &rule, 0U);
+      const int e = errno;
+      ::close(dfd);
+      if (r != 0) {
+        release(p);
+        throw InfraError("sandbox: cannot allow writes beneath " + dir + ": " + std::strerror(e));
+      }
+    }
+  }
+  return p;
+}
+
+void release(SandboxPlan& plan) {
+  if (plan.ruleset_fd >= 0) ::close(plan.ruleset_fd);
+  plan.ruleset_fd = -1;
+}
+
+int apply_in_child(const SandboxPlan& plan, int* stage) {
+  if (!plan.active) return 0;
+  *stage = 1;
+  if (plan.unshare_net) {
+    const int flags = plan.unshare_user ? (CLONE_NEWUSER | CLONE_NEWNET) : CLONE_NEWNET;
+    if (::unshare(flags) != 0) return errno;
+    if (plan.unshare_user) {
+      // Map the user to itself: files keep their owners, the process its identity.
+      if (!write_all("/proc/self/setgroups", "deny") || !write_all("/proc/self/uid_map", plan.uid_map) ||
+          !write_all("/proc/self/gid_map", plan.gid_map))
+        return errno != 0 ? errno : EPERM;
+    }
+  }
+  *stage = 2;
+  if (plan.no_core) {
+    struct rlimit r {0, 0};
+    if (::setrlimit(RLIMIT_CORE, &r) != 0) return errno;
+  }
+  if (plan.nofile > 0) {
+    struct rlimit r {};
+    if (::getrlimit(RLIMIT_NOFILE, &r) == 0) {
+      r.rlim_cur = std::min<rlim_t>(r.rlim_cur, plan.nofile);
+      r.rlim_max = std::min<rlim_t>(r.rlim_max, plan.nofile);
+      if (::setrlimit(RLIMIT_NOFILE, &r) != 0) return errno;
+    }
+  }
+  if (plan.as_bytes > 0) {
+    struct rlimit r {plan.as_bytes, plan.as_bytes};
+    if (::setrlimit(RLIMIT_AS, &r) != 0) return errno;
+  }
+  *stage = 3;
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  *stage = 4;
+  if (plan.ruleset_fd >= 0) {
+    if (::syscall(kSysRestrictSelf, plan.ruleset_fd, 0U) != 0) return errno;
+    ::close(plan.ruleset_fd);
+  }
+  *stage = 0;
+  return 0;
+}
+
+const char* sandbox_stage_name(int stage) {
+  switch (stage) {
+    case 1: return "the network namespace";
+    case 2: return "the resource limits";
+    case 3: return "no_new_privs";
+    case 4: return "the Landlock ruleset";
+    default: return "the sandbox";
+  }
+}
+
+}  // namespace kgate::core

@@ -1,0 +1,99 @@
+#pragma once
+// The sandbox kgate puts its workers in (kgate-native, the Python worker, and what they
+// start: the compilers, Inductor's compile workers). The candidate's code runs inside a
+// worker, so whatever it does goes through these walls:
+//   - files: read anywhere, write only beneath `writable` (Landlock, Linux >= 5.13,
+//     unprivileged): the problem, the suite, the starter and best copies under
+//     OUT/state, the records and the harness itself are read-only to the candidate;
+//   - network: none (a fresh network namespace: no interface but a loopback that is
+//     down; unprivileged through a user namespace), else Landlock's TCP rules (>= 6.7)
+//     refuse every TCP connect and bind;
+//   - signals: none to processes outside the sandbox (Landlock scope, >= 6.12): the
+//     candidate cannot stop or kill kgate;
+//   - limits: no core dumps, a cap on open files, optionally on address space (host
+//     workers: a huge allocation fails in the candidate instead of swapping the runner);
+//   - environment: secrets removed (names that look like keys or tokens, and every name
+//     registered with hide_from_children(): the http agent's API key).
+// What the kernel cannot do here is skipped and said (describe()); KGATE_SANDBOX=strict
+// refuses to start a worker instead, KGATE_SANDBOX=off turns the sandbox off.
+//
+// Applied by core::spawn (SpawnSpec::sandbox): everything is prepared before fork (the
+// ruleset is built in the parent); the child only makes system calls.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kgate::core {
+
+struct Sandbox {
+  bool enabled = false;
+  // Directories beneath which the child may create, change and remove files (created
+  // when missing). Everything else is read-only to it. Empty: no file rule.
+  std::vector<std::string> writable;
+  bool isolate_network = true;
+  bool scope_signals = true;            // no signals to processes outside the sandbox
+  std::uint64_t max_open_files = 4096;  // RLIMIT_NOFILE (never raised above the current)
+  std::uint64_t max_address_space = 0;  // RLIMIT_AS in bytes, 0 = no cap (CUDA maps huge ranges)
+  bool core_dumps = false;              // RLIMIT_CORE 0 unless true
+  bool strict = false;                  // a wall the kernel cannot build: refuse to start
+
+  bool operator==(const Sandbox&) const = default;
+};
+
+// What this kernel lets kgate build, probed once per process.
+struct SandboxSupport {
+  int landlock_abi = 0;      // 0: no Landlock (why in landlock_note)
+  bool net_namespace = false;  // unshare(CLONE_NEWNET), with a user namespace when not root
+  std::string landlock_note;
+  std::string net_note;
+};
+const SandboxSupport& sandbox_support();
+
+// KGATE_SANDBOX: "off" (no sandbox), "strict" (refuse what cannot be built), anything
+// else or unset: on, with what the kernel supports. Throws UsageError for a value that
+// is none of off/on/auto/strict.
+Sandbox sandbox_from_env();
+
+// A variable name that looks like a secret: *TOKEN*, *SECRET*, *PASSWORD*, *PASSWD*,
+// *CREDENTIAL*, *API_KEY*, *APIKEY*, *ACCESS_KEY*, *PRIVATE_KEY*, *_KEY, AWS_*,
+// SSH_AUTH_SOCK, ACTIONS_RUNTIME_*, ACTIONS_ID_TOKEN_* (case-insensitive).
+bool secret_like(std::string_view name);
+// Names removed from every sandboxed child's environment besides the secret-like ones
+// (the http agent registers the variable holding its key).
+void hide_from_children(const std::string& name);
+// Removes what a sandboxed child must not see from `env`; returns the removed names.
+std::vector<std::string> scrub_environment(std::map<std::string, std::string>& env);
+
+// One line: what the sandbox of `s` holds on this machine. "off" when disabled.
+// "files: writable only beneath 4 directories (Landlock ABI 7); network: none (namespace);
+//  signals: scoped; limits: nofile 4096, core 0; environment: secrets removed".
+std::string describe(const Sandbox& s);
+
+// ---- used by core::spawn ---------------------------------------------------------------
+
+// Prepared in the parent before fork; apply_in_child() only makes system calls.
+struct SandboxPlan {
+  bool active = false;
+  int ruleset_fd = -1;  // Landlock ruleset (close-on-exec), -1 = none
+  bool unshare_net = false;
+  bool unshare_user = false;  // not root: a user namespace first
+  char uid_map[64] = {0};
+  char gid_map[64] = {0};
+  std::uint64_t nofile = 0;
+  std::uint64_t as_bytes = 0;
+  bool no_core = true;
+};
+// Throws InfraError when `s.strict` and a wall cannot be built, or when the ruleset
+// cannot be made. The caller closes plan.ruleset_fd after fork (release()).
+SandboxPlan prepare_sandbox(const Sandbox& s);
+void release(SandboxPlan& plan);
+// In the child, after fork and before exec: async-signal-safe. 0 on success, else the
+// errno, with *stage set to what failed (1 namespaces, 2 limits, 3 no_new_privs, 4 Landlock).
+int apply_in_child(const SandboxPlan& plan, int* stage);
+const char* sandbox_stage_name(int stage);
+
+}  // namespace kgate::core

@@ -1,0 +1,232 @@
+// core/sandbox through core::spawn: each wall is shown holding with the sandbox on and
+// absent with it off (so none of these can pass by accident), on the machine's kernel;
+// a wall this kernel cannot build is skipped with the reason sandbox_support() gives.
+#include "core/sandbox.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "core/subprocess.h"
+
+namespace fs = std::filesystem;
+using namespace kgate;
+using kgate::core::Sandbox;
+using kgate::core::SpawnSpec;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "kgate-sbx-test-XXXXXX").string();
+    path = ::mkdtemp(t.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+core::RunResult sh(const std::string& script, const Sandbox& sb, std::map<std::string, std::string> env = {}) {
+  SpawnSpec s;
+  s.argv = {"/bin/sh", "-c", script};
+  s.env = std::move(env);
+  s.stdout_mode = SpawnSpec::Output::kPipe;
+  s.stderr_mode = SpawnSpec::Output::kMerge;
+  s.sandbox = sb;
+  core::RunOptions o;
+  o.deadline_s = 30;
+  return core::run(s, o);
+}
+
+Sandbox on(std::vector<std::string> writable = {}) {
+  Sandbox s;
+  s.enabled = true;
+  s.writable = std::move(writable);
+  return s;
+}
+
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+}  // namespace
+
+TEST(Sandbox, WritesOnlyBeneathTheWritableDirectories) {
+  if (core::sandbox_support().landlock_abi == 0) GTEST_SKIP() << core::sandbox_support().landlock_note;
+  TempDir t;
+  fs::create_directories(t.path / "ok");
+  fs::create_directories(t.path / "protected");
+  { std::ofstream(t.path / "protected" / "problem.yaml") << "original\n"; }
+  const std::string p = (t.path / "protected").string(), ok = (t.path / "ok").string();
+  const std::string script = "echo changed > " + p + "/problem.yaml; echo new > " + p + "/new; rm -f " + p +
+                             "/problem.yaml; echo fine > " + ok + "/out && cat " + ok + "/out";
+  core::RunResult r = sh(script, on({ok}));
+  EXPECT_NE(r.out.find("fine"), std::string::npos) << r.out;
+  std::ifstream in(t.path / "protected" / "problem.yaml");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "original") << "a protected file was rewritten";
+  EXPECT_FALSE(fs::exists(t.path / "protected" / "new"));
+  // The same script without the sandbox changes the files (the test can fail).
+  sh(script, Sandbox{});
+  EXPECT_FALSE(fs::exists(t.path / "protected" / "problem.yaml"));
+  EXPECT_TRUE(fs::exists(t.path / "protected" / "new"));
+}
+
+TEST(Sandbox, NoNetwork) {
+  const auto& sup = core::sandbox_support();
+  if (!sup.net_namespace && sup.landlock_abi < 4) GTEST_SKIP() << sup.net_note;
+  // A listener on the loopback, reachable from an unsandboxed child.
+  int srv = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(srv, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(srv, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(srv, 4), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(srv, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string port = std::to_string(ntohs(a.sin_port));
+  if (::access("/bin/bash", X_OK) != 0) GTEST_SKIP() << "no /bin/bash for /dev/tcp";
+  auto connect_from_child = [&](const Sandbox& sb) {
+    SpawnSpec s;
+    s.argv = {"/bin/bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/" + port + " && echo connected"};
+    s.stdout_mode = SpawnSpec::Output::kPipe;
+    s.stderr_mode = SpawnSpec::Output::kNull;
+    s.sandbox = sb;
+    core::RunOptions o;
+    o.deadline_s = 20;
+    return core::run(s, o).out;
+  };
+  EXPECT_EQ(connect_from_child(on()).find("connected"), std::string::npos) << "the sandbox reached the network";
+  EXPECT_NE(connect_from_child(Sandbox{}).find("connected"), std::string::npos);
+  ::close(srv);
+}
+
+TEST(Sandbox, SecretsLeaveTheEnvironment) {
+  core::hide_from_children("KGATE_TEST_AGENT_CREDS");
+  std::map<std::string, std::string> env = {{"KGATE_TEST_AGENT_CREDS", "c1"},
+                                            {"OPENAI_API_KEY", "c2"},
+                                            {"GITHUB_TOKEN", "c3"},
+                                            {"AWS_SECRET_ACCESS_KEY", "c4"},
+                                            {"KGATE_TEST_PLAIN", "visible"}};
+  const std::string script = "env";
+  const std::string out = sh(script, on(), env).out;
+  for (const char* secret : {"c1", "c2", "c3", "c4"})
+    EXPECT_EQ(out.find(std::string("=") + secret + "\n"), std::string::npos) << secret << " leaked:\n" << out;
+  EXPECT_NE(out.find("KGATE_TEST_PLAIN=visible"), std::string::npos);
+  EXPECT_NE(sh(script, Sandbox{}, env).out.find("OPENAI_API_KEY=c2"), std::string::npos);
+}
+
+TEST(Sandbox, SecretNames) {
+  for (const char* n : {"OPENAI_API_KEY", "HF_TOKEN", "gh_token", "AWS_ACCESS_KEY_ID", "DB_PASSWORD", "SSH_AUTH_SOCK",
+                        "ACTIONS_RUNTIME_URL", "SIGNING_KEY", "MY_SECRET"})
+    EXPECT_TRUE(core::secret_like(n)) << n;
+  for (const char* n : {"PATH", "HOME", "CUDA_VISIBLE_DEVICES", "TORCHINDUCTOR_CACHE_DIR", "KGATE_SANDBOX", "KEYBOARD"})
+    EXPECT_FALSE(core::secret_like(n)) << n;
+}
+
+TEST(Sandbox, LimitsApply) {
+  const std::string out = sh("ulimit -c; ulimit -n", on()).out;
+  EXPECT_EQ(out.substr(0, 2), "0\n") << out;
+  EXPECT_LE(std::atol(out.substr(2).c_str()), 4096) << out;
+  Sandbox capped = on();
+  capped.max_address_space = 64ull << 20;
+  EXPECT_EQ(sh("ulimit -v", capped).out, "65536\n");
+}
+
+TEST(Sandbox, NoSignalsOutside) {
+  if (core::sandbox_support().landlock_abi < 6) GTEST_SKIP() << "Landlock signal scopes need ABI 6";
+  const std::string script = "kill -0 " + std::to_string(::getpid()) + " && echo reached";
+  EXPECT_EQ(sh(script, on()).out.find("reached"), std::string::npos);
+  EXPECT_NE(sh(script, Sandbox{}).out.find("reached"), std::string::npos);
+}
+
+TEST(Sandbox, DescribeSaysWhatHolds) {
+  EXPECT_EQ(core::describe(Sandbox{}), "off (KGATE_SANDBOX=off)");
+  const std::string d = core::describe(on({"/tmp"}));
+  EXPECT_NE(d.find("files: "), std::string::npos);
+  EXPECT_NE(d.find("network: "), std::string::npos);
+  EXPECT_NE(d.find("environment: secrets removed"), std::string::npos);
+  if (core::sandbox_support().landlock_abi > 0) {
+    EXPECT_NE(d.find("writable only beneath 1 directories"), std::string::npos) << d;
+  }
+}
+
+TEST(Sandbox, ModeFromTheEnvironment) {
+  ::setenv("KGATE_SANDBOX", "off", 1);
+  EXPECT_FALSE(core::sandbox_from_env().enabled);
+  ::setenv("KGATE_SANDBOX", "strict", 1);
+  EXPECT_TRUE(core::sandbox_from_env().strict);
+  ::setenv("KGATE_SANDBOX", "maybe", 1);
+  EXPECT_THROW(core::sandbox_from_env(), UsageError);
+  ::unsetenv("KGATE_SANDBOX");
+  EXPECT_TRUE(core::sandbox_from_env().enabled);
+}
+
+// A child that moves a process into its own session escapes a group kill; kill_strays
+// finds it below the child and kills it.
+TEST(Strays, ASetsidChildBelowTheRootIsKilled) {
+  SpawnSpec s;
+  s.argv = {"/bin/sh", "-c", "setsid sleep 60 & echo $!; exec sleep 60"};
+  s.stdout_mode = SpawnSpec::Output::kPipe;
+  core::Spawned sp = core::spawn(s);
+  std::string out;
+  char buf[64];
+  ssize_t n = ::read(sp.out, buf, sizeof buf);
+  if (n > 0) out.assign(buf, static_cast<std::size_t>(n));
+  const pid_t escaped = static_cast<pid_t>(std::atol(out.c_str()));
+  ASSERT_GT(escaped, 0);
+  std::vector<core::StrayProcess> strays;
+  for (int i = 0; i < 100 && strays.empty(); ++i) {  // setsid execs in a moment
+    strays = core::kill_strays(sp.pid);
+    if (strays.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(strays.size(), 1u);
+  EXPECT_EQ(strays[0].pid, escaped);
+  EXPECT_NE(strays[0].command.find("sleep"), std::string::npos);
+  EXPECT_EQ(strays[0].how, "in a session of its own below the worker");
+  core::ExitStatus st;
+  EXPECT_TRUE(core::kill_and_reap(sp.pid, 10, &st));
+  core::close_fd(&sp.out);
+  for (int i = 0; i < 100 && alive(escaped); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // Killed; its parent (the shell) is gone, so init or a subreaper reaps it.
+  std::ifstream stat("/proc/" + std::to_string(escaped) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  EXPECT_TRUE(line.empty() || line.find(") Z ") != std::string::npos) << line;
+}
+
+// A double fork orphans the grandchild; with adopt_orphans it becomes this process's
+// child, one spawn() never started, and kill_strays(0) kills and reaps it.
+TEST(Strays, AnOrphanHandedToKgateIsKilled) {
+  core::adopt_orphans();
+  core::RunResult r = sh("(setsid sleep 60 >/dev/null 2>&1 &) ; echo started", Sandbox{});
+  ASSERT_NE(r.out.find("started"), std::string::npos);
+  std::vector<core::StrayProcess> strays;
+  for (int i = 0; i < 100 && strays.empty(); ++i) {
+    strays = core::kill_strays(0);
+    if (strays.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(strays.size(), 1u);
+  EXPECT_EQ(strays[0].how, "orphaned to kgate");
+  EXPECT_FALSE(alive(strays[0].pid)) << "killed and reaped";
+  // A child spawn() started is never taken for an orphan.
+  SpawnSpec s;
+  s.argv = {"/bin/sleep", "30"};
+  core::Spawned mine = core::spawn(s);
+  EXPECT_TRUE(core::kill_strays(0).empty());
+  core::ExitStatus st;
+  EXPECT_TRUE(core::kill_and_reap(mine.pid, 10, &st));
+}
