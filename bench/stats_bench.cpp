@@ -7,14 +7,14 @@
 
 #include "stats/compare.h"
 #include "stats/descriptive.h"
-#include "stats/rng.h"
+#include "core/rng.h"
 
 namespace {
 
 using namespace kgate::stats;
 
 std::vector<double> samples(uint64_t seed, int n, double t_us = 100, double cv = 0.01) {
-  Rng rng(seed);
+  kgate::core::Rng rng(seed);
   std::vector<double> v(static_cast<std::size_t>(n));
   for (double& x : v) x = t_us * (1 + cv * rng.normal());
   return v;

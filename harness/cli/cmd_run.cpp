@@ -1,5 +1,5 @@
 // `kgate run SUITE`: resolve the suite's plan, pick the problems this machine runs, and
-// hand them to search::SuiteRun with the real gate evaluator. Exit codes: DESIGN.md §6.
+// hand them to search::SuiteRun with the real gate evaluator. Exit codes: docs/reports.md, ci/README.md.
 #include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,14 +132,6 @@ ExitCode record_history(const RunOptions& o, const std::string& out) {
   }
 }
 
-// What makes two results of a problem comparable across runs (the key of its accepted
-// results besides problem and GPU): the problem file (op, shapes, dtypes, tolerances) and
-// the backend. Not the starter: a slower starter committed since is what the comparison
-// with the accepted result is there to catch.
-std::string problem_config_key(const config::PlanItem& it, const std::string& backend) {
-  return gates::hash_bytes("problem " + gates::hash_file(it.source) + "\nbackend " + backend + "\n");
-}
-
 // Stamps each record in OUT with its config key and compares the run with the accepted
 // results of the history, rewriting the records (so every report, the JUnit and the exit
 // code read the comparison from them). A shard only reads a database that exists; a whole
@@ -151,7 +143,7 @@ ExitCode apply_history(const RunOptions& o, const std::vector<const config::Plan
     report::RunRecords run = report::load_run_dir(o.out);
     std::map<std::string, std::string> keys;
     for (const config::PlanItem* it : items)
-      keys[report::planned_record_key(it->problem)] = problem_config_key(*it, backend);
+      keys[report::planned_record_key(it->problem)] = config_key_of(it->source, backend);
     for (auto& r : run.results)
       if (auto k = keys.find(report::problem_key(r)); k != keys.end()) r.config_key = k->second;
     std::error_code ec;
@@ -169,20 +161,6 @@ ExitCode apply_history(const RunOptions& o, const std::vector<const config::Plan
     log::error(std::string("history ") + db + ": " + e.what());
     return ExitCode::kInfra;
   }
-}
-
-// The more severe of two run outcomes: interrupted > infrastructure > failure > pass.
-ExitCode worse(ExitCode a, ExitCode b) {
-  auto rank = [](ExitCode c) {
-    switch (c) {
-      case ExitCode::kInterrupted: return 4;
-      case ExitCode::kInfra: return 3;
-      case ExitCode::kUsage: return 2;
-      case ExitCode::kGateFailure: return 1;
-      default: return 0;
-    }
-  };
-  return rank(a) >= rank(b) ? a : b;
 }
 
 ExitCode from_status(int status) {

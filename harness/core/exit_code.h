@@ -1,5 +1,5 @@
 #pragma once
-// The one set of process exit statuses every kgate command uses (DESIGN.md §6).
+// The one set of process exit statuses every kgate command uses (docs/reports.md).
 #include <string_view>
 
 namespace kgate {
@@ -13,6 +13,21 @@ enum class ExitCode : int {
 };
 
 constexpr int to_int(ExitCode c) { return static_cast<int>(c); }
+
+// The more severe of two outcomes: interrupted > infrastructure > usage > failure > pass.
+constexpr ExitCode worse(ExitCode a, ExitCode b) {
+  auto rank = [](ExitCode c) {
+    switch (c) {
+      case ExitCode::kInterrupted: return 4;
+      case ExitCode::kInfra: return 3;
+      case ExitCode::kUsage: return 2;
+      case ExitCode::kGateFailure: return 1;
+      case ExitCode::kPass: return 0;
+    }
+    return 0;
+  };
+  return rank(a) >= rank(b) ? a : b;
+}
 
 constexpr std::string_view to_string(ExitCode c) {
   switch (c) {

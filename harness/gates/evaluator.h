@@ -1,5 +1,5 @@
 #pragma once
-// The four-gate cascade for one native problem (DESIGN.md §3). Policy lives here; the
+// The four-gate cascade for one native problem (docs/gates.md). Policy lives here; the
 // numbers come from a kgate-native worker. Cheapest gate first; the first failure ends
 // the candidate. The worker is restarted after a timeout or crash.
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// What the gate cascade says about one candidate (DESIGN.md §3). Plain data: gates fill
+// What the gate cascade says about one candidate (docs/gates.md). Plain data: gates fill
 // it, the search keeps or reverts on it, reporters format it.
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// The history store (DESIGN.md §1, §6): one SQLite file with the runs, their results and
+// The history store (docs/architecture.md, docs/reports.md): one SQLite file with the runs, their results and
 // the accepted kernels per (problem, GPU). Nightly jobs record their merged output here;
 // the weekly report, shard costs and regression checks read it.
 #include <map>

@@ -1,5 +1,5 @@
 #pragma once
-// One result record per problem per run (DESIGN.md §6), versioned JSON written by
+// One result record per problem per run (docs/reports.md), versioned JSON written by
 // `kgate run` / `kgate check` into OUT/results/<problem>.json. Reporters read only these.
 #include <cstdint>
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// Regression classification against the accepted kernel (DESIGN.md §6). The numbers come
+// Regression classification against the accepted kernel (docs/reports.md). The numbers come
 // from the run (a re-verification through the gates and an interleaved A/B re-measure of
 // the stored accepted kernel against tonight's); these helpers only classify them.
 #include <string>

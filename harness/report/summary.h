@@ -1,5 +1,5 @@
 #pragma once
-// The one place where numbers about a run are aggregated (DESIGN.md §6: reporters only
+// The one place where numbers about a run are aggregated (docs/reports.md: reporters only
 // format). summarize() turns the records of a run into per-level and overall counts,
 // geomeans and fast_p, plus a per-problem row with its failure classification; every
 // reporter (JUnit, Markdown, JSON, HTML, weekly) formats a Summary and computes nothing.
@@ -43,7 +43,7 @@ std::string to_string(Outcome o);
 bool is_correct(const ProblemResult& r);
 FailureKind classify(const ProblemResult& r, RunKind kind);
 
-// The one outcome -> exit status policy (DESIGN.md §6), used by every reporter and by the
+// The one outcome -> exit status policy (docs/reports.md), used by every reporter and by the
 // run's own exit code alike: any infrastructure error (a problem without a verdict, a
 // crash or timeout) is kInfra; else a failed gate or a correctness regression is
 // kGateFailure, a performance regression too when `fail_on_performance`; else kPass.

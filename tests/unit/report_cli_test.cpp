@@ -56,7 +56,9 @@ TEST(ReportCli, PlannedProblemsWithoutARecordAreErrorsInEveryReport) {
                std::string("\"finished_at\": \"2026-11-29T04:00:00Z\"").size(), "\"finished_at\": \"\"");
   write_file((d.path / "run" / "run.json").string(), info);
   auto [rc, out] = run_command(kgate_bin() + " report --from " + (d / "run") + " --out " + (d / "reports"));
-  EXPECT_EQ(rc, 0) << out;  // `kgate report` exits 0 once the reports are written; they carry the verdict
+  // The exit code is the one the reports state (report.json's exit_code), and it fails.
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(out.find("1 of 9 planned problems have no result record (level1/99_Never_Ran)"), std::string::npos) << out;
   const std::string md = read_file((d.path / "reports" / "report.md").string());
   EXPECT_EQ(md.find("**Result: PASS**"), std::string::npos) << md.substr(0, 400);
   EXPECT_NE(md.find("99_Never_Ran"), std::string::npos);
@@ -65,6 +67,7 @@ TEST(ReportCli, PlannedProblemsWithoutARecordAreErrorsInEveryReport) {
   EXPECT_NE(junit.find("planned but no result"), std::string::npos);
   const std::string js = read_file((d.path / "reports" / "report.json").string());
   EXPECT_NE(js.find("\"pipeline_failed\": true"), std::string::npos);
+  EXPECT_NE(js.find("\"exit_code\": " + std::to_string(rc)), std::string::npos) << "exit " << rc;
 }
 
 TEST(ReportCli, MissingRecordsExitTwo) {

@@ -1,5 +1,5 @@
 #pragma once
-// Interleaved device timing of candidate calls (DESIGN.md §4, docs/cuda-backend.md):
+// Interleaved device timing of candidate calls (docs/measurement.md, docs/cuda-backend.md):
 //   check -> warm up by time -> probe -> choose events or CUDA-graph batches ->
 //   sample ABAB... with an L2 flush before every sample -> stop on the median's relative
 //   standard error, with caps -> report per-call samples, side-stream work and throttling.
