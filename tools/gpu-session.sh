@@ -8,7 +8,7 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: tests pytest bench matmul doctor kbbench kbrun smoke onerun sweep dispatch template aa study timers
+#   steps: tests pytest bench matmul doctor sandbox kbbench kbrun smoke onerun sweep dispatch template aa study timers
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
 #          DISPATCH_AGENT picks its agent kind, default template)
 #   STEP_S_<step>=N caps a step's seconds (defaults below).
@@ -16,7 +16,7 @@ set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
 root="$PWD"
-steps="${*:-tests pytest bench matmul doctor kbbench kbrun smoke onerun sweep dispatch aa study timers}"
+steps="${*:-tests pytest bench matmul doctor sandbox kbbench kbrun smoke onerun sweep dispatch aa study timers}"
 has() { [[ " $steps " == *" $1 "* ]]; }
 cap() { local v="STEP_S_$1"; echo "${!v:-$2}"; }
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -113,6 +113,22 @@ if has doctor; then
     --gpu h200 --out "$OUT/doctor.json" > "$OUT/doctor.txt" 2>&1
   stamp "kgate doctor cuda rc=$?"; tail -30 "$OUT/doctor.txt"
 fi
+# The worker sandbox on the GPU runner (docs/sandbox.md): what holds there, the host
+# red-team cases, and a KernelBench bench on CUDA inside the sandbox (torch, Triton and
+# the driver must work behind the walls), beside the same bench with KGATE_SANDBOX=off.
+if has sandbox; then
+  KGATE_BIN="$B/kgate" KGATE_NATIVE_BIN="$B/kgate-native" timeout "$(cap sandbox 300)" \
+    bash tests/e2e/redteam_sandbox.sh > "$OUT/sandbox-redteam.txt" 2>&1
+  stamp "sandbox red team rc=$?"; tail -16 "$OUT/sandbox-redteam.txt"
+  for mode in on off; do
+    KGATE_SANDBOX=$mode timeout "$(cap sandbox 300)" "$B/kgate" bench --device cuda \
+      --problem tests/fixtures/kernelbench/relu.py --candidate tests/fixtures/kernelbench/candidates/relu_clamp.py \
+      --baseline compile > "$OUT/sandbox-kb-$mode.txt" 2>&1
+    stamp "sandbox=$mode kernelbench bench (compile baseline) rc=$?"
+    grep -E "sandbox:|verdict:" "$OUT/sandbox-kb-$mode.txt"
+  done
+fi
+
 if has kbbench; then
   for p in ${KB_BENCH:-level1/18_Softmax level2/7_Matmul_Scale_Softmax}; do
     n=$(basename "$p")
