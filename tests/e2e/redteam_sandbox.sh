@@ -76,10 +76,10 @@ if has "writable only beneath"; then
     cp "$FX/configs/gpus/host.yaml" "$R/configs/gpus/"
     cp "$FX/configs/levels/tiny.yaml" "$R/configs/levels/"
     cp "$FX/native/tiny_softmax.yaml" "$R/native/"
-    sed -i 's|starters/repeat_softmax.cpp|starters/write_state.cpp|' "$R/native/tiny_softmax.yaml"
+    sed -i 's|starters/repeat_softmax.cpp|starters/write_problem.cpp|' "$R/native/tiny_softmax.yaml"
     OUT="$R/out"
-    STATE="$OUT/state/tiny_softmax/starter/write_state.cpp"
-    cp "$(mk write_state TARGET="$STATE")" "$R/native/starters/write_state.cpp"
+    STATE="$OUT/state/tiny_softmax/starter/write_problem.cpp"
+    cp "$(mk write_problem TARGET="$STATE")" "$R/native/starters/write_problem.cpp"
     cat >"$R/suites/rt.yaml" <<'EOF'
 version: 1
 id: rt
@@ -95,11 +95,11 @@ EOF
     else env KGATE_SANDBOX=off "$KGATE" run "$R/suites/rt.yaml" --out "$OUT" >"$TMP/state-$mode.out" 2>&1; fi
     RC=$?
     if [ "$mode" = on ]; then
-      if [ -f "$STATE" ] && cmp -s "$STATE" "$R/native/starters/write_state.cpp" && [ "$RC" = 0 ]; then
+      if [ -f "$STATE" ] && cmp -s "$STATE" "$R/native/starters/write_problem.cpp" && [ "$RC" = 0 ]; then
         ok "files: OUT/state stays byte-identical to the starter through kgate run"
       else fail "files: state copy changed or run failed (exit $RC)" "$TMP/state-$mode.out"; fi
     else
-      if grep -q "poisoned by the candidate" "$STATE" 2>/dev/null; then ok "files (control, sandbox off): the state copy is written"
+      if grep -q "rewritten by the candidate" "$STATE" 2>/dev/null; then ok "files (control, sandbox off): the state copy is written"
       else fail "files control: the state copy was not written (exit $RC)" "$TMP/state-$mode.out"; fi
     fi
   done

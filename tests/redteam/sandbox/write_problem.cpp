@@ -1,6 +1,9 @@
-// Sandbox red team: appends to the problem's YAML (the script substitutes its path for
-// @TARGET@), reaching fopen through a pointer so the lint's call pattern misses it.
-// expect: files | the problem file is unchanged and the candidate passes (the write failed)
+// Sandbox red team: appends to a file the harness owns -- the problem's YAML for
+// `kgate bench`, the starter copy under OUT/state/<problem>/starter/ (the baseline every
+// experiment is timed against) for `kgate run` -- whose path the script substitutes for
+// @TARGET@, reaching fopen through a pointer so the lint's call pattern misses it.
+// expect: files | the target is unchanged and the candidate passes (the write failed)
+// kgate:tune SPARE=[0,1]
 #include <stdio.h>
 
 #include "@BODY@"
@@ -9,7 +12,7 @@ static int cheat(void) {
   FILE* (*op)(const char*, const char*) = fopen;
   FILE* f = op("@TARGET@", "a");
   if (f == NULL) return 0;
-  fputs("# rewritten by the candidate\n", f);
+  fputs("// rewritten by the candidate\n", f);
   fclose(f);
   return 1;
 }
