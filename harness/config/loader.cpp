@@ -54,16 +54,10 @@ SourceLoc file_loc(const std::string& path) { return SourceLoc{path, 0, 0}; }
 
 // Reads and parses one YAML document. Syntax errors become a diagnostic at the parser's
 // position; nullopt means there is nothing to validate further.
-std::optional<YAML::Node> read_document(const std::string& path, Diagnostics& diags) {
-  // Regular files only, and a config is a few KB: /dev/zero, a FIFO or a stray multi-GB
-  // file is a clear error at the path, never an unbounded (or blocking) read.
-  const core::ReadResult text = core::read_file(path, core::kConfigReadCap);
-  if (!text.ok()) {
-    diags.error(file_loc(path), "cannot read file: " + text.error);
-    return std::nullopt;
-  }
+std::optional<YAML::Node> parse_document(const std::string& path, const std::string& text,
+                                         Diagnostics& diags) {
   try {
-    YAML::Node root = YAML::Load(text.bytes);
+    YAML::Node root = YAML::Load(text);
     if (!root.IsDefined() || root.IsNull()) {
       diags.error(SourceLoc{path, 1, 1},
                   "file is empty: expected a mapping starting with 'version: 1'");
@@ -764,9 +758,22 @@ NativeProblem parse_problem(const YAML::Node& root, const std::string& path, Dia
   return p;
 }
 
+// The file's bytes, or nullopt (reported) when it cannot be read. Regular files only, and
+// a config is a few KB: /dev/zero, a FIFO or a stray multi-GB file is a clear error at the
+// path, never an unbounded (or blocking) read.
+std::optional<std::string> read_text(const std::string& path, Diagnostics& diags) {
+  core::ReadResult text = core::read_file(path, core::kConfigReadCap);
+  if (!text.ok()) {
+    diags.error(file_loc(path), "cannot read file: " + text.error);
+    return std::nullopt;
+  }
+  return std::move(text.bytes);
+}
+
 template <typename T, typename F>
-std::optional<T> parse_file(const std::string& path, Diagnostics& diags, F&& parse) {
-  auto root = read_document(path, diags);
+std::optional<T> parse_text(const std::string& path, const std::string& text, Diagnostics& diags,
+                            F&& parse) {
+  auto root = parse_document(path, text, diags);
   if (!root) return std::nullopt;
   return parse(*root);
 }
@@ -779,27 +786,57 @@ T strict(std::optional<T> v, const Diagnostics& diags) {
 
 }  // namespace
 
-std::optional<GpuTarget> parse_gpu_file(const std::string& path, Diagnostics& diags) {
-  return parse_file<GpuTarget>(path, diags,
+std::optional<GpuTarget> parse_gpu_text(const std::string& path, const std::string& text,
+                                        Diagnostics& diags) {
+  return parse_text<GpuTarget>(path, text, diags,
                                [&](const YAML::Node& n) { return parse_gpu(n, path, diags); });
+}
+
+std::optional<LevelConfig> parse_level_text(const std::string& path, const std::string& text,
+                                            Diagnostics& diags, LevelRefs* refs) {
+  return parse_text<LevelConfig>(
+      path, text, diags, [&](const YAML::Node& n) { return parse_level(n, path, diags, refs); });
+}
+
+std::optional<Suite> parse_suite_text(const std::string& path, const std::string& text,
+                                      Diagnostics& diags, SuiteRefs* refs) {
+  return parse_text<Suite>(path, text, diags,
+                           [&](const YAML::Node& n) { return parse_suite(n, path, diags, refs); });
+}
+
+std::optional<NativeProblem> parse_native_problem_text(const std::string& path,
+                                                       const std::string& text, Diagnostics& diags,
+                                                       const OpCatalog& ops_catalog) {
+  return parse_text<NativeProblem>(path, text, diags, [&](const YAML::Node& n) {
+    return parse_problem(n, path, diags, ops_catalog);
+  });
+}
+
+std::optional<GpuTarget> parse_gpu_file(const std::string& path, Diagnostics& diags) {
+  auto text = read_text(path, diags);
+  if (!text) return std::nullopt;
+  return parse_gpu_text(path, *text, diags);
 }
 
 std::optional<LevelConfig> parse_level_file(const std::string& path, Diagnostics& diags,
                                             LevelRefs* refs) {
-  return parse_file<LevelConfig>(
-      path, diags, [&](const YAML::Node& n) { return parse_level(n, path, diags, refs); });
+  auto text = read_text(path, diags);
+  if (!text) return std::nullopt;
+  return parse_level_text(path, *text, diags, refs);
 }
 
 std::optional<Suite> parse_suite_file(const std::string& path, Diagnostics& diags,
                                       SuiteRefs* refs) {
-  return parse_file<Suite>(path, diags,
-                           [&](const YAML::Node& n) { return parse_suite(n, path, diags, refs); });
+  auto text = read_text(path, diags);
+  if (!text) return std::nullopt;
+  return parse_suite_text(path, *text, diags, refs);
 }
 
 std::optional<NativeProblem> parse_native_problem_file(const std::string& path, Diagnostics& diags,
                                                        const OpCatalog& ops_catalog) {
-  return parse_file<NativeProblem>(
-      path, diags, [&](const YAML::Node& n) { return parse_problem(n, path, diags, ops_catalog); });
+  auto text = read_text(path, diags);
+  if (!text) return std::nullopt;
+  return parse_native_problem_text(path, *text, diags, ops_catalog);
 }
 
 std::optional<NativeProblem> parse_native_problem_file(const std::string& path,

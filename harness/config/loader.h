@@ -57,6 +57,19 @@ std::optional<NativeProblem> parse_native_problem_file(const std::string& path, 
 std::optional<NativeProblem> parse_native_problem_file(const std::string& path, Diagnostics& diags,
                                                        const OpCatalog& ops);
 
+// The same readers on text in memory (what parse_*_file() do once the file is read):
+// `path` names the text in diagnostics and is where relative paths in it resolve from; it
+// is never read. Never throw on bad input either.
+std::optional<GpuTarget> parse_gpu_text(const std::string& path, const std::string& text,
+                                        Diagnostics& diags);
+std::optional<LevelConfig> parse_level_text(const std::string& path, const std::string& text,
+                                            Diagnostics& diags, LevelRefs* refs = nullptr);
+std::optional<Suite> parse_suite_text(const std::string& path, const std::string& text,
+                                      Diagnostics& diags, SuiteRefs* refs = nullptr);
+std::optional<NativeProblem> parse_native_problem_text(const std::string& path,
+                                                       const std::string& text, Diagnostics& diags,
+                                                       const OpCatalog& ops = builtin_op_catalog());
+
 // Strict single-file loaders: throw UsageError listing every error.
 GpuTarget load_gpu_target(const std::string& path);
 LevelConfig load_level(const std::string& path);

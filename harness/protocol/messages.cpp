@@ -1,6 +1,21 @@
 #include "protocol/messages.h"
 
+#include <limits>
+
 namespace kgate::protocol {
+
+namespace {
+
+// An integer member that fits int64 (nlohmann keeps a positive number past 2^63 as
+// unsigned; get<int64_t> would wrap it).
+bool is_int64(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number_integer()) return false;
+  return !it->is_number_unsigned() ||
+         it->get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+}
+
+}  // namespace
 
 bool parse_request(const std::string& line, Request* out, std::string* err) {
   Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -8,24 +23,25 @@ bool parse_request(const std::string& line, Request* out, std::string* err) {
     *err = "request is not a JSON object";
     return false;
   }
-  if (!j.contains("v") || !j["v"].is_number_integer()) {
+  if (!is_int64(j, "v")) {
     *err = "request has no integer \"v\"";
     return false;
   }
-  if (j["v"].get<int>() != kVersion) {
+  // As int64: get<int> would cut 4294967297 down to 1.
+  if (j["v"].get<int64_t>() != kVersion) {
     *err = "protocol version " + j["v"].dump() + " not supported (this worker speaks " +
            std::to_string(kVersion) + ")";
     return false;
   }
-  if (!j.contains("id") || !j["id"].is_number_integer()) {
-    *err = "request has no integer \"id\"";
+  if (!is_int64(j, "id")) {
+    *err = "request has no integer \"id\" (a 64-bit signed integer)";
     return false;
   }
   if (!j.contains("op") || !j["op"].is_string()) {
     *err = "request has no string \"op\"";
     return false;
   }
-  out->v = j["v"].get<int>();
+  out->v = kVersion;
   out->id = j["id"].get<int64_t>();
   out->op = j["op"].get<std::string>();
   j.erase("v");
@@ -49,19 +65,23 @@ bool parse_response(const std::string& line, Response* out, std::string* err) {
     *err = "response is not a JSON object";
     return false;
   }
-  if (!j.contains("v") || !j["v"].is_number_integer() || j["v"].get<int>() != kVersion) {
+  if (!is_int64(j, "v") || j["v"].get<int64_t>() != kVersion) {
     *err = "response has a missing or unsupported \"v\"";
     return false;
   }
-  if (!j.contains("id") || !j["id"].is_number_integer() || !j.contains("ok") ||
-      !j["ok"].is_boolean()) {
+  if (!is_int64(j, "id") || !j.contains("ok") || !j["ok"].is_boolean()) {
     *err = "response lacks \"id\" or \"ok\"";
     return false;
   }
-  out->v = j["v"].get<int>();
+  out->v = kVersion;
   out->id = j["id"].get<int64_t>();
   out->ok = j["ok"].get<bool>();
   if (out->ok) {
+    // Every op's result is an object (docs/protocol.md); an absent one is {}.
+    if (j.contains("result") && !j["result"].is_object()) {
+      *err = "response's \"result\" is not a JSON object";
+      return false;
+    }
     out->result = j.value("result", Json::object());
     out->error.reset();
   } else {

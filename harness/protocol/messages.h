@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/wire.h"
+
 namespace kgate::protocol {
 
 inline constexpr int kVersion = 1;
@@ -28,7 +30,7 @@ struct WireError {
   ErrorKind kind = ErrorKind::kInternal;
   std::string message;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WireError, kind, message)
+KGATE_WIRE_RESULT(WireError, kind, message)
 
 // ---- hello ----------------------------------------------------------------------------
 struct HelloParams {
@@ -36,7 +38,7 @@ struct HelloParams {
   int device_index = 0;
   std::string cache_dir;  // "" = $XDG_CACHE_HOME/kgate or ~/.cache/kgate
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HelloParams, backend, device_index, cache_dir)
+KGATE_WIRE_PARAMS(HelloParams, backend, device_index, cache_dir)
 
 struct DeviceInfo {
   std::string name;
@@ -48,7 +50,7 @@ struct DeviceInfo {
   double copy_bandwidth_gbps = 0;  // measured by the worker at hello (read + write bytes)
   std::string driver;              // driver version, "" for host
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceInfo, name, cc, sm_count, l2_bytes,
+KGATE_WIRE_RESULT(DeviceInfo, name, cc, sm_count, l2_bytes,
                                                 memory_bytes, clock_mhz, copy_bandwidth_gbps,
                                                 driver)
 
@@ -64,7 +66,7 @@ struct HelloResult {
   std::string cuda;    // the CUDA torch was built with ("13.0"), "" on a CPU build
   std::string python;  // "3.12.3"
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HelloResult, runner, version, protocol, backend,
+KGATE_WIRE_RESULT(HelloResult, runner, version, protocol, backend,
                                                 device, torch, triton, cuda, python)
 
 // ---- load_problem ---------------------------------------------------------------------
@@ -83,14 +85,14 @@ struct ProblemSpec {
   std::string kernels_dir;                  // compiled: the workspace's kernel files
   std::string compile_mode = "default";     // compiled: "default" | "max-autotune-no-cudagraphs"
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemSpec, id, kind, op, reference_source, path,
+KGATE_WIRE_PARAMS(ProblemSpec, id, kind, op, reference_source, path,
                                                 variant, mode, kernels_dir, compile_mode)
 
 struct TensorInfo {
   std::string name;
   std::string dtype;  // "case" when it follows the case dtype
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TensorInfo, name, dtype)
+KGATE_WIRE_RESULT(TensorInfo, name, dtype)
 
 struct LoadProblemResult {
   std::vector<TensorInfo> inputs;
@@ -100,7 +102,7 @@ struct LoadProblemResult {
   std::string degenerate;
   bool variant_applied = false;  // kernelbench: the requested size variant was found
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LoadProblemResult, inputs, outputs, degenerate,
+KGATE_WIRE_RESULT(LoadProblemResult, inputs, outputs, degenerate,
                                                 variant_applied)
 
 // ---- compile --------------------------------------------------------------------------
@@ -109,7 +111,7 @@ struct CompileParams {
   std::string source_path;
   std::map<std::string, std::string> defines;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileParams, slot, source_path, defines)
+KGATE_WIRE_PARAMS(CompileParams, slot, source_path, defines)
 
 // A static-lint finding of the worker (Python candidates are linted by the Python worker).
 struct LintFinding {
@@ -117,7 +119,7 @@ struct LintFinding {
   std::string rule;
   std::string message;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LintFinding, line, rule, message)
+KGATE_WIRE_RESULT(LintFinding, line, rule, message)
 
 struct CompileResult {
   bool compiled = false;
@@ -126,7 +128,7 @@ struct CompileResult {
   std::string log;
   std::vector<LintFinding> findings;  // non-empty: not compiled because the lint failed
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileResult, compiled, cache_hit, compile_ms, log,
+KGATE_WIRE_RESULT(CompileResult, compiled, cache_hit, compile_ms, log,
                                                 findings)
 
 // ---- check ----------------------------------------------------------------------------
@@ -140,14 +142,14 @@ struct CheckCase {
   double atol = 0;
   double rtol = 0;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckCase, case_id, seed, dims, dtype, dist,
+KGATE_WIRE_PART(CheckCase, case_id, seed, dims, dtype, dist,
                                                 repeats, atol, rtol)
 
 struct CheckParams {
   std::string slot = "candidate";
   std::vector<CheckCase> cases;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckParams, slot, cases)
+KGATE_WIRE_PARAMS(CheckParams, slot, cases)
 
 struct OutputError {
   std::string name;
@@ -170,7 +172,7 @@ struct OutputError {
   // one; max_abs_err may belong to another, within tolerance); 0 = not reported.
   double worst_abs_err = 0;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputError, name, max_abs_err, max_rel_err,
+KGATE_WIRE_RESULT(OutputError, name, max_abs_err, max_rel_err,
                                                 rel_l2_err, over_tol, nan, inf, truth_nonfinite,
                                                 unwritten, worst_index, worst_got, worst_want,
                                                 shape_ok, worst_kind, worst_abs_err)
@@ -191,14 +193,14 @@ struct CaseResult {
   std::string oracle_skip;
   std::vector<std::string> notes;  // relaxations the worker applied, in words
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CaseResult, case_id, return_code, inputs_modified,
+KGATE_WIRE_RESULT(CaseResult, case_id, return_code, inputs_modified,
                                                 deterministic, elapsed_ms, outputs, error, cannot_judge,
                                                 oracle_skip, notes)
 
 struct CheckResult {
   std::vector<CaseResult> cases;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CheckResult, cases)
+KGATE_WIRE_RESULT(CheckResult, cases)
 
 // ---- time -----------------------------------------------------------------------------
 struct TimeParams {
@@ -217,7 +219,7 @@ struct TimeParams {
   bool cuda_graph = true;  // allowed to batch µs-scale calls into a graph
   int pin_cpu = -1;        // host: pin the timing thread to this CPU (-1 = no pinning)
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeParams, slots, dims, dtype, seed, warmup_s,
+KGATE_WIRE_PARAMS(TimeParams, slots, dims, dtype, seed, warmup_s,
                                                 min_time_s, max_time_s, min_samples, max_samples,
                                                 target_rse, flush_l2, input_sets, cuda_graph,
                                                 pin_cpu)
@@ -236,7 +238,7 @@ struct TimeResult {
   int return_code = 0;      // first non-zero kgate_run return seen while timing
   std::string timer_note;   // why the timer is not the usual one, e.g. graph capture failed
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimeResult, samples_us, timer, batch,
+KGATE_WIRE_RESULT(TimeResult, samples_us, timer, batch,
                                                 dropped_throttled, clock_mhz, side_stream_work,
                                                 min_bytes, flops, elapsed_s, stop_reason,
                                                 return_code, timer_note)

@@ -30,6 +30,10 @@ class Journal {
   // Throws InfraError on a damaged middle line or an event that is not an object with an
   // "event" name, UsageError on a foreign file.
   static Contents read(const std::string& path, bool repair);
+  // The same on bytes in memory (`path` only names them in errors); *good_end receives
+  // the length of the intact prefix (what a repair truncates the file to).
+  static Contents parse(const std::string& data, const std::string& path,
+                        std::size_t* good_end = nullptr);
 
   // Opens for appending. When the file is missing or empty, writes `header` (with
   // "format" and "v" added) as its first line.
