@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gates/verdict.h"
+#include "verdict/verdict.h"
 
 namespace kgate::test {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "config/catalog.h"
-#include "gates/speed_policy.h"
-#include "gates/verdict.h"
+#include "verdict/speed_policy.h"
+#include "verdict/verdict.h"
 #include "report/record.h"
 
 namespace kgate::cli::check {

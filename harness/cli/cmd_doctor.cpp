@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/sandbox.h"
 #include "core/paths.h"
 #include "stats/calibration.h"
 #include "stats/doctor.h"
@@ -247,7 +248,7 @@ ExitCode cmd_doctor(const DoctorOptions& o) {
   worker::WorkerSpec spec;
   spec.argv = {worker::locate_native_bin("")};
   // The walls a host or CUDA worker gets in a run (logged: "sandbox: ...").
-  worker::sandbox_worker(spec, {}, cuda ? 0 : worker::host_address_space_cap());
+  worker::sandbox_worker(spec, {}, cuda ? 0 : core::host_address_space_cap());
   worker::Worker w(spec);
   WorkerProbe probe(w, o.backend);
   stats::Calibration cal;

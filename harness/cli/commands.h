@@ -111,7 +111,4 @@ struct InitOptions {
 };
 ExitCode cmd_init(const InitOptions& o);
 
-// Shared: the message for a command that is not built yet (exit 2).
-ExitCode not_available(const char* command);
-
 }  // namespace kgate::cli

@@ -17,13 +17,6 @@
 
 using kgate::ExitCode;
 
-namespace kgate::cli {
-ExitCode not_available(const char* command) {
-  log::error(std::string("`kgate ") + command + "` is not available yet in this build");
-  return ExitCode::kUsage;
-}
-}  // namespace kgate::cli
-
 int main(int argc, char** argv) {
   using namespace kgate::cli;
   CLI::App app{"kgate: CI regression and benchmark harness for agent-optimized GPU kernels"};

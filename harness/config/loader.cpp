@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdint>
 #include <filesystem>
 #include <regex>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include "config/yaml_map.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/sandbox.h"
 
 namespace fs = std::filesystem;
 
@@ -711,6 +714,37 @@ NativeProblem parse_problem(const YAML::Node& root, const std::string& path, Dia
       if (!p.dtypes.empty() && std::find(p.dtypes.begin(), p.dtypes.end(), *d) == p.dtypes.end())
         m.error("bench_dtype", "bench_dtype '" + std::string(kgate::to_string(*d)) +
                                    "' is not one of dtypes [" + join(dtype_names()) + "]");
+    }
+  }
+
+  // The host backend holds the inputs and two outputs (baseline, candidate) at host_bench
+  // in one worker, whose address space is capped (core/sandbox.h): sizes past it would
+  // fail at the first timing, after the whole search was set up, or, without the cap,
+  // swap the runner. Refused here instead, with the numbers.
+  if (op_known && !p.host_bench.empty()) {
+    const std::uint64_t cap = core::host_address_space_cap();
+    if (cap > 0) {
+      long double bytes = 0;
+      auto add = [&](const ops::TensorDecl& t, int copies) {
+        long double n = 1;
+        for (int64_t d : op->shape_of(t, p.host_bench)) n *= static_cast<long double>(d);
+        bytes += n * static_cast<long double>(dtype_size(t.fixed_dtype.value_or(p.bench_dtype))) * copies;
+      };
+      for (const auto& t : op->inputs()) add(t, 1);
+      for (const auto& t : op->outputs()) add(t, 2);
+      if (bytes > static_cast<long double>(cap)) {
+        auto size = [](long double b) {
+          char buf[32];
+          const bool gib = b >= (1ull << 30);
+          std::snprintf(buf, sizeof buf, "%.1f %s", static_cast<double>(b / (gib ? (1ull << 30) : (1ull << 20))),
+                        gib ? "GiB" : "MiB");
+          return std::string(buf);
+        };
+        m.error("host_bench", "'host_bench' needs " + size(bytes) + " at " + dims_str(p.host_bench) +
+                                  " (inputs and two outputs), more than the " + size(static_cast<long double>(cap)) +
+                                  " a host worker may map here (half of this machine's memory; "
+                                  "KGATE_SANDBOX_MEMORY_MB sets it)");
+      }
     }
   }
 

@@ -68,6 +68,11 @@ void hide_from_children(const std::string& name);
 // Removes what a sandboxed child must not see from `env`; returns the removed names.
 std::vector<std::string> scrub_environment(std::map<std::string, std::string>& env);
 
+// Half the machine's memory, or KGATE_SANDBOX_MEMORY_MB (0: no cap; UsageError when not a
+// number): the address space a native host worker, and the candidate in it, may map.
+// kgate validate checks a problem's host_bench against it.
+std::uint64_t host_address_space_cap();
+
 // One line: what the sandbox of `s` holds on this machine. "off" when disabled.
 // "files: writable only beneath 4 directories (Landlock ABI 7); network: none (namespace);
 //  signals: scoped; limits: nofile 4096, core 0; environment: secrets removed".

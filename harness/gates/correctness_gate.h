@@ -4,7 +4,7 @@
 #include <string>
 
 #include "gates/case_plan.h"
-#include "gates/verdict.h"
+#include "verdict/verdict.h"
 #include "protocol/messages.h"
 
 namespace kgate::gates {

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
+#include "core/sandbox.h"
 #include "core/paths.h"
 #include "gates/case_plan.h"
 #include "gates/correctness_gate.h"
@@ -92,7 +93,7 @@ struct Evaluator::Impl {
       writable.push_back(fs::path(paths::absolute(trace)).parent_path().string());
     // A native host worker runs the candidate in its own address space: a huge allocation
     // fails there (a bad_alloc, a crash) instead of pushing the runner into swap.
-    worker::sandbox_worker(s, writable, kernelbench() || opt.backend != "host" ? 0 : worker::host_address_space_cap());
+    worker::sandbox_worker(s, writable, kernelbench() || opt.backend != "host" ? 0 : core::host_address_space_cap());
     return s;
   }
 

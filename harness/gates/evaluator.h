@@ -9,7 +9,7 @@
 #include <string>
 
 #include "config/types.h"
-#include "gates/verdict.h"
+#include "verdict/verdict.h"
 #include "protocol/messages.h"
 
 namespace kgate::gates {

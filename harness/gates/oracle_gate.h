@@ -5,7 +5,7 @@
 // low-precision rounding that the tolerance gate cannot tell apart.
 #include "config/types.h"
 #include "gates/case_plan.h"
-#include "gates/verdict.h"
+#include "verdict/verdict.h"
 #include "protocol/messages.h"
 
 namespace kgate::gates {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gates/verdict.h"
+#include "verdict/verdict.h"
 
 namespace kgate::report {
 

@@ -4,8 +4,8 @@
 // the stored accepted kernel against tonight's); these helpers only classify them.
 #include <string>
 
-#include "gates/speed_policy.h"
-#include "gates/verdict.h"
+#include "verdict/speed_policy.h"
+#include "verdict/verdict.h"
 #include "report/history.h"
 
 namespace kgate::report {
@@ -27,7 +27,7 @@ struct RegressionCheck {
   std::string message;          // one line for reports and annotations
 };
 
-// The speed policy a regression policy applies (gates/speed_policy.h, SpeedPolicy::regressed
+// The speed policy a regression policy applies (verdict/speed_policy.h, SpeedPolicy::regressed
 // with its threshold as R).
 gates::SpeedPolicy policy_of(const RegressionPolicy& p);
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gates/verdict.h"
+#include "verdict/verdict.h"
 #include "search/tune_space.h"
 
 namespace kgate::search {

@@ -18,7 +18,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
-#include "gates/speed_policy.h"
+#include "verdict/speed_policy.h"
 #include "gates/static_gate.h"
 #include "report/record_io.h"
 #include "report/summary.h"

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gates/verdict.h"
+#include "verdict/verdict.h"
 
 namespace kgate::stats {
 

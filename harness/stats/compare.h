@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "gates/verdict.h"
+#include "verdict/verdict.h"
 
 namespace kgate::stats {
 

@@ -6,7 +6,7 @@
 // statistics (stats/compare.cpp) give the interval and their own verdict; this is the
 // policy on top of them.
 #include "config/types.h"
-#include "gates/verdict.h"
+#include "verdict/verdict.h"
 
 namespace kgate::gates {
 

@@ -623,20 +623,6 @@ std::string env_or(const char* name, const std::string& fallback) {
 }  // namespace
 
 
-std::uint64_t host_address_space_cap() {
-  if (const char* v = std::getenv("KGATE_SANDBOX_MEMORY_MB"); v && *v) {
-    char* end = nullptr;
-    const unsigned long long mb = std::strtoull(v, &end, 10);
-    if (end == v || *end != '\0')
-      throw UsageError(std::string("KGATE_SANDBOX_MEMORY_MB=") + v + ": expected a number of MiB (0: no cap)");
-    return static_cast<std::uint64_t>(mb) << 20;
-  }
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return 0;
-  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2;
-}
-
 void sandbox_worker(WorkerSpec& w, const std::vector<std::string>& writable, std::uint64_t max_address_space) {
   w.sandbox = core::sandbox_from_env();
   if (!w.sandbox.enabled) {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "core/sandbox.h"
-#include "gates/verdict.h"
+#include "verdict/verdict.h"
 #include "protocol/messages.h"
 #include "worker/stderr_ring.h"
 
@@ -133,10 +133,6 @@ WorkerSpec python_worker_spec();
 // only beneath `writable` (the run's compile cache, a compiled-mode workspace), a scratch
 // TMPDIR of this kgate process, /dev and the tools' default caches; no network; secrets
 // out of its environment; an address-space cap when max_address_space > 0.
-// Half the machine's memory, or KGATE_SANDBOX_MEMORY_MB (0: no cap; UsageError when not a
-// number): the address space a native host worker, and the candidate in it, may map.
-std::uint64_t host_address_space_cap();
-
 void sandbox_worker(WorkerSpec& w, const std::vector<std::string>& writable, std::uint64_t max_address_space = 0);
 
 // Where kgate-native lives: `explicit_path`, else $KGATE_NATIVE_BIN, else beside the

@@ -135,6 +135,26 @@ TEST(ConfigLoader, TensorSizesThatOverflowAreRefused) {
   fs::remove_all(dir);
 }
 
+// A host_bench whose tensors would not fit in a host worker's address space here is refused
+// at its line with the numbers (f16 at 1024x1024: 2 MiB in, 2 x 2 MiB out = 6 MiB).
+TEST(ConfigLoader, HostBenchPastTheHostWorkersMemoryIsRefused) {
+  const std::string f = fixture("good/native/softmax.yaml");
+  ::setenv("KGATE_SANDBOX_MEMORY_MB", "5", 1);
+  Diagnostics d;
+  auto p = parse_native_problem_file(f, d);
+  EXPECT_FALSE(p.has_value() && d.empty());
+  EXPECT_NE(d.str().find(f + ":6:"), std::string::npos) << d.str();
+  EXPECT_NE(d.str().find("'host_bench' needs 6.0 MiB at {C: 1024, R: 1024} (inputs and two outputs), more than "
+                         "the 5.0 MiB a host worker may map here"),
+            std::string::npos)
+      << d.str();
+  ::setenv("KGATE_SANDBOX_MEMORY_MB", "7", 1);  // fits
+  Diagnostics ok;
+  parse_native_problem_file(f, ok);
+  EXPECT_EQ(ok.str().find("host_bench"), std::string::npos) << ok.str();
+  ::unsetenv("KGATE_SANDBOX_MEMORY_MB");
+}
+
 TEST(ConfigLoader, GoodNativeProblemEveryKey) {
   Diagnostics d;
   auto p = parse_native_problem_file(fixture("good/native/softmax.yaml"), d, fake_ops());

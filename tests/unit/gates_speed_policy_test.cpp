@@ -1,4 +1,4 @@
-#include "gates/speed_policy.h"
+#include "verdict/speed_policy.h"
 
 #include <gtest/gtest.h>
 

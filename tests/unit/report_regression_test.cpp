@@ -69,7 +69,7 @@ TEST(ReportRegression, FailingPerformanceGateAloneIsNotCorrectness) {
   EXPECT_EQ(classify_regression(v, {}).kind, RegressionKind::kPerformance);
 }
 
-// The rule lives in the one speed policy (gates/speed_policy.h): classify_regression is
+// The rule lives in the one speed policy (verdict/speed_policy.h): classify_regression is
 // SpeedPolicy::regressed with the regression policy's threshold, and stricter than the PR
 // check's `slower` (one interleaved measurement, where the statistics' verdict suffices).
 TEST(ReportRegression, TheRuleIsTheSpeedPolicys) {
