@@ -675,7 +675,9 @@ NativeProblem parse_problem(const YAML::Node& root, const std::string& path, Dia
   if (m.mapping("bench", &n, true)) {
     if (auto d = parse_dims(n, "bench", op, path, diags); d && op_known) p.bench = *d;
   }
+  SourceLoc host_bench_loc;  // a location, not the node: `n` is reused below
   if (m.mapping("host_bench", &n)) {
+    host_bench_loc = loc_of(path, n);
     if (auto d = parse_dims(n, "host_bench", op, path, diags); d && op_known) p.host_bench = *d;
   }
   if (m.sequence("sweep", &n, true)) {
@@ -740,7 +742,7 @@ NativeProblem parse_problem(const YAML::Node& root, const std::string& path, Dia
                         gib ? "GiB" : "MiB");
           return std::string(buf);
         };
-        m.error("host_bench", "'host_bench' needs " + size(bytes) + " at " + dims_str(p.host_bench) +
+        diags.error(host_bench_loc, "'host_bench' needs " + size(bytes) + " at " + dims_str(p.host_bench) +
                                   " (inputs and two outputs), more than the " + size(static_cast<long double>(cap)) +
                                   " a host worker may map here (half of this machine's memory; "
                                   "KGATE_SANDBOX_MEMORY_MB sets it)");

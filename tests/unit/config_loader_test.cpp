@@ -143,7 +143,7 @@ TEST(ConfigLoader, HostBenchPastTheHostWorkersMemoryIsRefused) {
   Diagnostics d;
   auto p = parse_native_problem_file(f, d);
   EXPECT_FALSE(p.has_value() && d.empty());
-  EXPECT_NE(d.str().find(f + ":6:"), std::string::npos) << d.str();
+  EXPECT_NE(d.str().find(f + ":6:"), std::string::npos) << d.str();  // host_bench's line
   EXPECT_NE(d.str().find("'host_bench' needs 6.0 MiB at {C: 1024, R: 1024} (inputs and two outputs), more than "
                          "the 5.0 MiB a host worker may map here"),
             std::string::npos)
