@@ -2,6 +2,9 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
+#include <thread>
+
 #include "core/error.h"
 #include "report/record_io.h"
 #include "report/regression.h"
@@ -103,8 +106,18 @@ History::History(const std::string& path) : path_(path) {
   try {
     // Write-ahead log: readers (a shard planning its partition) never block the writer (a
     // finished run recording itself), and a crash mid-write leaves the last commit intact.
-    exec("PRAGMA journal_mode=WAL");
-    exec(kSchema);
+    // Shards opening a new file at once can get SQLITE_BUSY here without the busy handler
+    // (the switch to WAL, the first schema): retried for as long as the busy timeout.
+    for (int attempt = 0;; ++attempt) {
+      try {
+        exec("PRAGMA journal_mode=WAL");
+        exec(kSchema);
+        break;
+      } catch (const InfraError&) {
+        if ((sqlite3_errcode(db_) & 0xff) != SQLITE_BUSY || attempt >= 200) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }
     // OR IGNORE: shards opening a new file at once race to this insert; one wins.
     Stmt(db_, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)")
         .bind(1, std::to_string(kHistorySchemaVersion))
