@@ -286,6 +286,7 @@ bool try_wait(pid_t pid, ExitStatus* status) {
     if (r == pid) {
       status->raw = st;
       note_reaped(pid);
+      end_group(pid);
       return true;
     }
     if (r == 0) return false;
@@ -318,6 +319,7 @@ bool kill_and_reap(pid_t pid, double give_up_s, ExitStatus* status) {
     if (r == pid) {
       status->raw = st;
       note_reaped(pid);
+      end_group(pid);
       return true;
     }
     if (r < 0 && errno != EINTR) return false;  // already reaped elsewhere: status unknown
@@ -402,9 +404,10 @@ struct ProcInfo {
   pid_t pid = -1;
   pid_t ppid = -1;
   pid_t sid = -1;
+  pid_t pgrp = -1;
 };
 
-// pid, ppid and session of every process (/proc/PID/stat; the command may hold spaces
+// pid, ppid, session and group of every process (/proc/PID/stat; the command may hold spaces
 // and parentheses, so the fields are read after its last ')').
 std::vector<ProcInfo> list_processes() {
   std::vector<ProcInfo> out;
@@ -421,7 +424,8 @@ std::vector<ProcInfo> list_processes() {
     char state = 0;
     long ppid = 0, pgrp = 0, sid = 0;
     if (!(rest >> state >> ppid >> pgrp >> sid)) continue;
-    out.push_back({static_cast<pid_t>(std::atol(e->d_name)), static_cast<pid_t>(ppid), static_cast<pid_t>(sid)});
+    out.push_back({static_cast<pid_t>(std::atol(e->d_name)), static_cast<pid_t>(ppid), static_cast<pid_t>(sid),
+                   static_cast<pid_t>(pgrp)});
   }
   ::closedir(d);
   return out;
@@ -437,7 +441,44 @@ std::string command_of(pid_t pid) {
   return s.empty() ? "(exited)" : s;
 }
 
+// Waits (a while) for an orphan kgate adopted, after SIGKILL, and reaps it.
+void reap_orphan(pid_t pid) {
+  int st = 0;
+  for (int i = 0; i < 200 && ::waitpid(pid, &st, WNOHANG) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
 }  // namespace
+
+void end_group(pid_t pgid) {
+  if (pgid <= 0) return;
+  ::kill(-pgid, SIGKILL);
+  if (!g_adopting) return;
+  // The group's processes die after their leader and are handed to kgate as they do:
+  // reaped here until none is left (or a second has passed: one stuck in the kernel).
+  const pid_t self = ::getpid();
+  const auto t0 = Clock::now();
+  for (;;) {
+    std::vector<ProcInfo> all;
+    std::set<pid_t> live;
+    {
+      std::lock_guard<std::mutex> lock(g_children_mu);
+      all = list_processes();
+      live = live_children();
+    }
+    bool any = false;
+    for (const auto& p : all) {
+      if (p.pgrp != pgid || live.count(p.pid) != 0) continue;
+      any = true;
+      if (p.ppid == self) {
+        int st = 0;
+        ::waitpid(p.pid, &st, WNOHANG);
+      }
+    }
+    if (!any || seconds_since(t0) > 1.0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
 
 void adopt_orphans() {
   sandbox_support();  // its probe forks: done before any orphan is looked for
@@ -479,12 +520,8 @@ std::vector<StrayProcess> kill_strays(pid_t root) {
     ::kill(s.pid, SIGKILL);
   }
   // Reap the ones that are kgate's children (orphans); the rest go to their parents.
-  for (const auto& s : found) {
-    if (s.how != "orphaned to kgate") continue;
-    int st = 0;
-    for (int i = 0; i < 200 && ::waitpid(s.pid, &st, WNOHANG) == 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  for (const auto& s : found)
+    if (s.how == "orphaned to kgate") reap_orphan(s.pid);
   return found;
 }
 

@@ -114,6 +114,11 @@ struct StrayProcess {
 // init's, so kill_strays() still finds it. kgate's main calls it once.
 void adopt_orphans();
 
+// SIGKILLs process group `pgid` (a worker's, whose leader is gone) and, with
+// adopt_orphans(), reaps its members as they die and are handed to kgate: what a killed
+// worker was running (a compiler, say) is the dead worker's, never a stray for the next.
+void end_group(pid_t pgid);
+
 // Kills (SIGKILL) and reaps what escaped a worker's process group: (a) descendants of
 // `root` in another session than root's (a candidate's setsid), (b) with adopt_orphans(),
 // orphans reparented to kgate that spawn() did not start. `root` <= 0: (b) only.

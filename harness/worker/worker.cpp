@@ -229,7 +229,7 @@ bool Worker::reap_if_exited() {
   const pid_t gone = pid_;
   pid_ = -1;
   // The group may still hold children of the dead worker: take them down too.
-  ::kill(-gone, SIGKILL);
+  core::end_group(gone);
   drain_stderr();
   close_fd(&stdin_fd_);
   close_fd(&stdout_fd_);
@@ -260,6 +260,14 @@ void Worker::kill_group() {
 
 std::string Worker::describe_status(int status) const {
   return "worker " + core::ExitStatus{status}.describe();
+}
+
+bool Worker::worker_has_exited() const {
+  if (pid_ <= 0) return true;
+  siginfo_t info{};
+  // WNOWAIT: looked at, left to reap_if_exited for its status.
+  if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) return false;
+  return info.si_pid == pid_;
 }
 
 bool Worker::killed_from_outside(const Reply& reply) const {
@@ -365,6 +373,16 @@ Reply Worker::exchange(const std::string& op, const protocol::Json& params, doub
     int rc = ::poll(pr, stderr_fd_ >= 0 ? 2 : 1, ms_left());
     if (rc < 0 && errno != EINTR) return crashed(std::string("(poll: ") + std::strerror(errno) + ")");
     drain_stderr();
+    if (rc == 0 && worker_has_exited()) {
+      // Dead, but something it started still holds its stdout open (no EOF comes): what
+      // it wrote before dying is in the pipe by now; no answer there is a crash.
+      ssize_t n = ::read(stdout_fd_, buf, sizeof buf);
+      if (n > 0) {
+        stdout_buf_.append(buf, static_cast<std::size_t>(n));
+        continue;
+      }
+      return crashed("while handling `" + op + "`");
+    }
     if (pr[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       ssize_t n = ::read(stdout_fd_, buf, sizeof buf);
       if (n > 0) {

@@ -101,6 +101,8 @@ class Worker {
   void kill_group();                  // SIGKILL the group, reap, close pipes
   bool reap_if_exited();              // true when the child has exited (and was reaped)
   std::string describe_status(int status) const;
+  // The worker process has ended (not yet reaped): peeked at, its status left for reap_if_exited.
+  bool worker_has_exited() const;
   // The call's crash is a SIGKILL kgate did not send (the OOM killer, a kill -9).
   bool killed_from_outside(const Reply& reply) const;
   void record(const std::string& op, const protocol::Json& params, double timeout_s,

@@ -11,7 +11,7 @@ pid=$!
 killed=0
 for _ in $(seq 1 400); do
   w=$(pgrep -P "$pid" -f kgate-native | head -1 || true)
-  if [ -n "$w" ] && [ "$(grep -c '"event":"experiment"' "$out/journal.jsonl" 2>/dev/null || echo 0)" -ge 1 ]; then
+  if [ -n "$w" ] && grep -q '"event":"experiment"' "$out/journal.jsonl" 2>/dev/null; then
     kill -9 "$w" 2>/dev/null && killed=1
     break
   fi

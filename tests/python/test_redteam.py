@@ -179,6 +179,11 @@ def verdict_ok(expect: list, got: tuple) -> tuple[bool, str]:
     if expect[0] == "pass":
         return got[0] == "pass", "a correct candidate was rejected"
     if expect[0] == "known-gap":
+        # A gap at the performance gate is closed or not by a timing: on a noisy host the
+        # roofline floor is reached one run in a few. Caught there is no news; caught
+        # anywhere else is.
+        if len(expect) > 1 and expect[1] == "performance" and got[0] == "performance":
+            return True, ""
         return got[0] == "pass", ("the known gap is closed (the cheat is now rejected): "
                                   "make it an expectation and update docs/redteam.md")
     # several acceptable outcomes, separated by ' || ' in the reason field

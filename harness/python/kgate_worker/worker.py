@@ -141,6 +141,28 @@ def _clone_args(args: list) -> list:
     return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
 
 
+def _same_layout(a, b) -> bool:
+    return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
+            and a.dtype == b.dtype and a.device == b.device and a.stride() == b.stride())
+
+
+def _check_args(p: "Problem", inputs: list) -> list:
+    """The inputs of a check call, copied into the same buffers for every call of every
+    case (of every slot): a slot that keys its results by its inputs' addresses gets the
+    previous case's answer on the next seed and fails there, whatever addresses the
+    allocator would have handed out."""
+    bufs = p.check_args
+    if (bufs is None or len(bufs) != len(inputs)
+            or any(isinstance(x, torch.Tensor) and not _same_layout(b, x)
+                   for b, x in zip(bufs, inputs))):
+        p.check_args = bufs = _clone_args(inputs)
+        return [b if isinstance(b, torch.Tensor) else x for b, x in zip(bufs, inputs)]
+    for b, x in zip(bufs, inputs):
+        if isinstance(x, torch.Tensor):
+            b.copy_(x)
+    return [b if isinstance(x, torch.Tensor) else x for b, x in zip(bufs, inputs)]
+
+
 def _nbytes(tensors: list) -> int:
     return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
 
@@ -176,6 +198,7 @@ class Problem:
         self.kernels_dir = ""
         self.compile_mode = "default"
         self.compiled_ref = None      # inductor.CompiledReference, built on first use
+        self.check_args: list | None = None  # the check calls' input buffers (_check_args)
 
     def new_model(self, cls, device):
         """cls(*init) constructed under MODEL_SEED, on `device`, in eval mode."""
@@ -545,6 +568,7 @@ class Worker:
         for k in list(p.truth_cache):
             p.truth_cache[k] = [t.cpu() for t in p.truth_cache[k]]
         self._trim_truth_cache(p)
+        p.check_args = None
         p.truth_model = None
         p.ref_slot = None
         import gc
@@ -1193,7 +1217,7 @@ class Worker:
         retried = False
         r = 0
         while r < c["repeats"]:
-            args = _clone_args(inputs)
+            args = _check_args(p, inputs)
             self.poison(out_bytes)
             try:
                 torch.manual_seed(CALL_SEED)
