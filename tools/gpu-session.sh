@@ -8,7 +8,7 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: tests pytest bench matmul doctor sandbox kbbench kbrun smoke onerun sweep dispatch template aa study timers
+#   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep dispatch template aa study timers
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
 #          DISPATCH_AGENT picks its agent kind, default template)
 #   STEP_S_<step>=N caps a step's seconds (defaults below).
@@ -16,7 +16,7 @@ set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
 root="$PWD"
-steps="${*:-tests pytest bench matmul doctor sandbox kbbench kbrun smoke onerun sweep dispatch aa study timers}"
+steps="${*:-tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep dispatch aa study timers}"
 has() { [[ " $steps " == *" $1 "* ]]; }
 cap() { local v="STEP_S_$1"; echo "${!v:-$2}"; }
 export PATH="/usr/local/cuda/bin:$PATH"
@@ -127,6 +127,13 @@ if has sandbox; then
     stamp "sandbox=$mode kernelbench bench (compile baseline) rc=$?"
     grep -E "sandbox:|verdict:" "$OUT/sandbox-kb-$mode.txt"
   done
+fi
+# The KernelBench red-team corpus on a CUDA worker (docs/redteam.md): every case, the
+# `requires: cuda` ones (side streams) included.
+if has redteam; then
+  KGATE_BIN="$B/kgate" KGATE_REQUIRE_GPU=1 KGATE_REDTEAM_CUDA=1 timeout "$(cap redteam 300)" \
+    python3 -m pytest -q -p no:cacheprovider tests/python/test_redteam.py > "$OUT/redteam-cuda.log" 2>&1
+  stamp "red team on CUDA rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/redteam-cuda.log" | tail -12
 fi
 
 if has kbbench; then

@@ -256,7 +256,7 @@ SandboxPlan prepare_sandbox(const Sandbox& s) {
   if (!want_fs && !net_by_landlock && !want_scope) return p;
   const int abi = sup.landlock_abi;
   RulesetAttr attr{};
-  if (want_fs) attr.handled_access_fs = fs_rights(abi);
+  if (want_fs) attr.handled_access_fs = p.fs_rights = fs_rights(abi);
   if (net_by_landlock) attr.handled_access_net = kNetBindTcp | kNetConnectTcp;
   if (want_scope) attr.scoped = kScopeSignal | kScopeAbstractUnix;
   const long fd = ::syscall(kSysCreateRuleset, &attr, attr_size(abi), 0U);
@@ -323,6 +323,20 @@ int apply_in_child(const SandboxPlan& plan, int* stage) {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   *stage = 4;
   if (plan.ruleset_fd >= 0) {
+    if (plan.fs_rights != 0) {
+      // Its own /proc/<pid> (known only here, after fork): the CUDA driver writes beneath
+      // it at cuInit. What lies there is the process's own; a magic link in it (fd/N,
+      // cwd) is judged by the file it leads to.
+      const int dfd = ::open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (dfd < 0) return errno;
+      PathBeneathAttr rule{};
+      rule.allowed_access = plan.fs_rights;
+      rule.parent_fd = dfd;
+      const long r = ::syscall(kSysAddRule, plan.ruleset_fd, kRulePathBeneath, &rule, 0U);
+      const int e = errno;
+      ::close(dfd);
+      if (r != 0) return e;
+    }
     if (::syscall(kSysRestrictSelf, plan.ruleset_fd, 0U) != 0) return errno;
     ::close(plan.ruleset_fd);
   }

@@ -84,6 +84,9 @@ std::string describe(const Sandbox& s);
 struct SandboxPlan {
   bool active = false;
   int ruleset_fd = -1;  // Landlock ruleset (close-on-exec), -1 = none
+  // The file rights the ruleset handles (0: none). The child allows them beneath its own
+  // /proc/<pid> too: the CUDA driver writes there (cuInit fails, 304, without it).
+  std::uint64_t fs_rights = 0;
   bool unshare_net = false;
   bool unshare_user = false;  // not root: a user namespace first
   char uid_map[64] = {0};

@@ -84,6 +84,21 @@ TEST(Sandbox, WritesOnlyBeneathTheWritableDirectories) {
   EXPECT_TRUE(fs::exists(t.path / "protected" / "new"));
 }
 
+// The CUDA driver writes beneath the process's own /proc/<pid> at cuInit (304 without
+// it, measured on the H200): the worker may, and only there of /proc.
+TEST(Sandbox, ItsOwnProcEntryStaysWritable) {
+  if (core::sandbox_support().landlock_abi == 0) GTEST_SKIP() << core::sandbox_support().landlock_note;
+  TempDir t;
+  const std::string parent = std::to_string(::getpid());
+  core::RunResult r = sh("echo kgate-own > /proc/self/comm && read c < /proc/self/comm && echo \"$c\"; "
+                         "echo 0 > /proc/self/oom_score_adj && echo own-adj; "
+                         "echo 0 > /proc/" + parent + "/oom_score_adj || echo parent-denied",
+                         on({t.path.string()}));
+  EXPECT_NE(r.out.find("kgate-own"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("own-adj"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("parent-denied"), std::string::npos) << r.out;
+}
+
 TEST(Sandbox, NoNetwork) {
   const auto& sup = core::sandbox_support();
   if (!sup.net_namespace && sup.landlock_abi < 4) GTEST_SKIP() << sup.net_note;
