@@ -667,6 +667,13 @@ void sandbox_worker(WorkerSpec& w, const std::vector<std::string>& writable, std
     w.env["TORCHINDUCTOR_CACHE_DIR"] = inductor;
     dirs.push_back(inductor);
   }
+  // The CUDA driver writes beneath the process's own /proc/<pid> at cuInit, and the file
+  // wall allows that to the worker alone (core/sandbox.h): a process the worker starts
+  // cannot initialise CUDA. Inductor's parallel compile starts such processes ("Could not
+  // find an active GPU backend" in its subprocess, measured on the H200), so it compiles
+  // in the worker instead. Set TORCHINDUCTOR_COMPILE_THREADS to choose otherwise.
+  if (!w.env.count("TORCHINDUCTOR_COMPILE_THREADS") && !std::getenv("TORCHINDUCTOR_COMPILE_THREADS"))
+    w.env["TORCHINDUCTOR_COMPILE_THREADS"] = "1";
   for (const char* var : {"TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "CUDA_CACHE_PATH"})
     if (const char* v = std::getenv(var); v && *v) dirs.emplace_back(v);
   std::sort(dirs.begin(), dirs.end());

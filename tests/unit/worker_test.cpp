@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -294,6 +295,30 @@ TEST_F(WorkerTest, AnOutsideSigkillMidCompileChargesItsOrphansToNobody) {
   ASSERT_GT(child, 0);
   EXPECT_NE(::kill(child, 0), 0) << "the killed worker's child " << child << " outlived it";
   EXPECT_TRUE(w.call("check", Json{{"slot", "candidate"}}, 10).good());
+}
+
+// Only the worker itself may initialise CUDA behind the file wall (its own /proc/<pid>):
+// Inductor compiles in the worker, not in subprocesses, unless the user said otherwise.
+TEST(SandboxWorker, InductorCompilesInTheWorkerBehindTheFileWall) {
+  const char* old = std::getenv("KGATE_SANDBOX");
+  const std::string saved = old ? old : "";
+  ::setenv("KGATE_SANDBOX", "on", 1);
+  WorkerSpec w;
+  sandbox_worker(w, {"/tmp/kgate-sandbox-worker-test"});
+  EXPECT_TRUE(w.sandbox.enabled);
+  EXPECT_EQ(w.env["TORCHINDUCTOR_COMPILE_THREADS"], "1");
+  EXPECT_NE(std::find(w.sandbox.writable.begin(), w.sandbox.writable.end(), "/dev"), w.sandbox.writable.end());
+  WorkerSpec mine;
+  mine.env["TORCHINDUCTOR_COMPILE_THREADS"] = "8";
+  sandbox_worker(mine, {});
+  EXPECT_EQ(mine.env["TORCHINDUCTOR_COMPILE_THREADS"], "8");
+  ::setenv("KGATE_SANDBOX", "off", 1);
+  WorkerSpec off;
+  sandbox_worker(off, {});
+  EXPECT_FALSE(off.sandbox.enabled);
+  EXPECT_EQ(off.env.count("TORCHINDUCTOR_COMPILE_THREADS"), 0u);
+  if (old) ::setenv("KGATE_SANDBOX", saved.c_str(), 1);
+  else ::unsetenv("KGATE_SANDBOX");
 }
 
 TEST_F(WorkerTest, ExitStatusIsReported) {
