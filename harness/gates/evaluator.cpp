@@ -105,7 +105,11 @@ struct Evaluator::Impl {
     worker::Reply r = w.call("hello", Json(hp), opt.request_timeout_s);
     if (!r.good()) {
       if (r.error && r.error->kind == protocol::ErrorKind::kUnsupported)
-        throw InfraError("backend " + opt.backend + " is not available here: " + r.error->message);
+        throw InfraError("backend " + opt.backend + " is not available here: " + r.error->message +
+                         (w.spec().sandbox.enabled && opt.backend != "host"
+                              ? " (the worker ran in kgate's sandbox: if the device works outside it, a wall "
+                                "is in its way -- KGATE_SANDBOX=off runs without it; docs/sandbox.md)"
+                              : ""));
       throw InfraError("worker did not start (" + w.spec().argv[0] + "): " + r.describe() +
                        (r.stderr_tail.empty() ? "" : "\nworker stderr:\n" + r.stderr_tail));
     }

@@ -60,6 +60,13 @@ run bad_baseline 2 "eager, compile or compile-max-autotune" -- "${B[@]}" --probl
 # A problem file the worker cannot load is a usage error naming the file.
 run no_inputs 2 "no_get_inputs.py" -- "${B[@]}" --problem "$FX/no_get_inputs.py" --candidate "$FX/candidates/relu_clamp.py"
 
+# No GPU here: --device cuda is an infrastructure error (3) that names the sandbox, so a
+# runner whose GPU works outside it knows where to look.
+if ! "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+  run no_cuda 3 "the worker ran in kgate's sandbox" -- bench --device cuda --timeout 120 --problem "$P" --candidate "$FX/candidates/relu_clamp.py"
+  KGATE_SANDBOX=off run no_cuda_off 3 "is not available here" -- bench --device cuda --timeout 120 --problem "$P" --candidate "$FX/candidates/relu_clamp.py"
+fi
+
 # A two-layer problem and a candidate for it, against the eager model.
 "$KGATE" "${B[@]}" --problem "$FX/linear_relu.py" --candidate "$FX/candidates/linear_relu_ok.py" --json "$TMP/lr.json" >"$TMP/lr.out" 2>&1
 gates_pass "$TMP/lr.json" static correctness oracle
