@@ -63,6 +63,20 @@ std::uint64_t fs_rights(int abi) {
   return r;
 }
 
+// Adds "these rights beneath `dir`" to the ruleset: 0, the rule's errno, or minus the
+// errno of opening `dir`. Async-signal-safe (the child calls it after fork).
+int allow_beneath(int ruleset_fd, const char* dir, std::uint64_t rights) {
+  const int dfd = ::open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return -errno;
+  PathBeneathAttr rule{};
+  rule.allowed_access = rights;
+  rule.parent_fd = dfd;
+  const long r = ::syscall(kSysAddRule, ruleset_fd, kRulePathBeneath, &rule, 0U);
+  const int e = r != 0 ? errno : 0;
+  ::close(dfd);
+  return e;
+}
+
 std::size_t attr_size(int abi) {
   if (abi >= 6) return sizeof(RulesetAttr);
   if (abi >= 4) return offsetof(RulesetAttr, scoped);
@@ -267,15 +281,9 @@ SandboxPlan prepare_sandbox(const Sandbox& s) {
     for (const std::string& dir : s.writable) {
       std::error_code ec;
       fs::create_directories(dir, ec);
-      const int dfd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (dfd < 0) continue;  // cannot exist here (a read-only parent): nothing to allow
-      PathBeneathAttr rule{};
-      rule.allowed_access = attr.handled_access_fs;
-      rule.parent_fd = dfd;
-      const long r = ::syscall(kSysAddRule, p.ruleset_fd, kRulePathBeneath, &rule, 0U);
-      const int e = errno;
-      ::close(dfd);
-      if (r != 0) {
+      const int e = allow_beneath(p.ruleset_fd, dir.c_str(), attr.handled_access_fs);
+      if (e < 0) continue;  // cannot exist here (a read-only parent): nothing to allow
+      if (e != 0) {
         release(p);
         throw InfraError("sandbox: cannot allow writes beneath " + dir + ": " + std::strerror(e));
       }
@@ -327,15 +335,7 @@ int apply_in_child(const SandboxPlan& plan, int* stage) {
       // Its own /proc/<pid> (known only here, after fork): the CUDA driver writes beneath
       // it at cuInit. What lies there is the process's own; a magic link in it (fd/N,
       // cwd) is judged by the file it leads to.
-      const int dfd = ::open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (dfd < 0) return errno;
-      PathBeneathAttr rule{};
-      rule.allowed_access = plan.fs_rights;
-      rule.parent_fd = dfd;
-      const long r = ::syscall(kSysAddRule, plan.ruleset_fd, kRulePathBeneath, &rule, 0U);
-      const int e = errno;
-      ::close(dfd);
-      if (r != 0) return e;
+      if (const int e = allow_beneath(plan.ruleset_fd, "/proc/self", plan.fs_rights); e != 0) return e < 0 ? -e : e;
     }
     if (::syscall(kSysRestrictSelf, plan.ruleset_fd, 0U) != 0) return errno;
     ::close(plan.ruleset_fd);
