@@ -183,6 +183,32 @@ def test_monkeypatch_rule():
                         (13, "monkeypatch")]
 
 
+def test_introspection_rule_refuses_object_lists_and_frames_not_gc_itself():
+    got = rules(L("""
+        import gc, sys, inspect
+        from gc import get_referrers
+        def f(x):
+            gc.collect()
+            gc.disable()
+            objs = gc.get_objects()
+            up = sys._getframe(1).f_back
+            fn = getattr(gc, "get_referents")
+            g = getattr(sys, "_" + "getframe")
+            here = inspect.currentframe()
+            return inspect.signature(f), x.f_globals
+    """))
+    assert (3, "introspection") in got       # from gc import get_referrers
+    assert (5, "introspection") not in got   # gc.collect is fine
+    assert (6, "introspection") not in got   # so is the rest of gc
+    assert (7, "introspection") in got       # gc.get_objects
+    assert (8, "introspection") in got       # sys._getframe / .f_back
+    assert (9, "introspection") in got       # getattr(gc, "get_referents")
+    assert (10, "introspection") in got      # getattr(sys, <computed>)
+    assert (11, "introspection") in got      # inspect.currentframe
+    assert (12, "introspection") in got      # .f_globals (inspect.signature is fine)
+    assert [r for _, r in got if r != "introspection"] == []
+
+
 def test_thread_subprocess_network_rules():
     f = L("""
     import threading

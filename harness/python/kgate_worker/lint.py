@@ -1,7 +1,8 @@
 """Static lint of candidate files (gate 1): AST rules, each finding with a line number.
 
 Rules: reference-op, stream, swallow, monkeypatch (a patch of one of the worker's clocks
-says "timer patch: ..."), ctypes, thread, subprocess, network. Pure standard library.
+says "timer patch: ..."), ctypes, thread, subprocess, network, introspection. Pure
+standard library.
 """
 
 from __future__ import annotations
@@ -43,6 +44,16 @@ _CLOCKS = ("time", "torch.cuda.Event", "torch.cuda.synchronize", "torch.cuda.cur
 _CLOCK_OWNERS = {"time", "torch", "torch.cuda", "torch._C", "torch.cuda.Event",
                  "torch.cuda.CUDAGraph", "triton", "triton.testing", "sys.modules"}
 _CTYPES_MODULES = {"ctypes", "_ctypes", "cffi"}
+# What hands a candidate the worker's own objects (its inputs' originals, the float64
+# truth, the timer's state): the garbage collector's object lists and the call stack's
+# frames. gc.collect() and the rest of gc and inspect stay allowed.
+_INTROSPECTION = {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "gc.garbage",
+                  "sys._getframe", "sys._current_frames", "inspect.currentframe",
+                  "inspect.stack", "inspect.trace", "inspect.getouterframes",
+                  "inspect.getinnerframes", "inspect.getframeinfo"}
+_FRAME_ATTRS = {"f_back", "f_locals", "f_globals", "f_builtins", "tb_frame", "gi_frame",
+                "cr_frame", "ag_frame"}
+_INTROSPECTION_WHY = "(it reaches the worker's own objects: the inputs, the float64 truth)"
 # Builtins that reach attributes by name; resolved as "builtins.<name>" unless rebound.
 _BUILTINS = {"setattr", "delattr", "getattr", "vars", "__import__", "object", "type"}
 _SETTERS = {"builtins.setattr": "setattr() on", "builtins.delattr": "delattr() on",
@@ -366,12 +377,21 @@ def lint(tree: ast.Module, ref_op: str | None,
                             add(node.lineno, "subprocess", f"imports os.{a.name}")
                 if base == "torch":
                     mods += [f"torch.{a.name}" for a in node.names]
+                for a in node.names:
+                    if f"{base}.{a.name}" in _INTROSPECTION:
+                        add(node.lineno, "introspection",
+                            f"imports {base}.{a.name} {_INTROSPECTION_WHY}")
             for m in mods:
                 _check_import(m, node.lineno, add)
         elif isinstance(node, ast.Attribute):
+            if node.attr in _FRAME_ATTRS:
+                add(node.lineno, "introspection", f"reads a frame's .{node.attr} "
+                                                  f"{_INTROSPECTION_WHY}")
             d = dotted(node)
             if d is not None:
                 r = _resolve(d, bound)
+                if r in _INTROSPECTION:
+                    add(node.lineno, "introspection", f"uses {r} {_INTROSPECTION_WHY}")
                 if r.endswith(_STREAM_SUFFIXES) or d.endswith(_STREAM_SUFFIXES):
                     add(node.lineno, "stream", f"uses {d} (candidates must run on the "
                                                "current stream)")
@@ -393,6 +413,7 @@ def lint(tree: ast.Module, ref_op: str | None,
         elif isinstance(node, ast.Call):
             _check_setter(node, env, add)
             _check_call(node, bound, add)
+            _check_introspective_getattr(node, bound, add)
     findings.sort(key=lambda f: (f.line, f.rule))
     return findings
 
@@ -412,6 +433,23 @@ def _check_import(module: str, line: int, add) -> None:
     elif top == "kgate_worker":
         add(line, "monkeypatch", f"imports {module} (candidates must not reach into the "
                                  "kgate worker)")
+
+
+def _check_introspective_getattr(node: ast.Call, bound: dict[str, str], add) -> None:
+    """getattr(gc, "get_objects"), or getattr(gc / sys / inspect, <computed name>)."""
+    if not (isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2):
+        return
+    owner = dotted(node.args[0])
+    if owner is None:
+        return
+    owner = _resolve(owner, bound)
+    name = _const_str(node.args[1])
+    if name is None and owner in ("gc", "sys", "inspect"):
+        add(node.lineno, "introspection", f"getattr() on {owner} with a name computed at "
+                                          f"run time {_INTROSPECTION_WHY}")
+    elif name is not None and (f"{owner}.{name}" in _INTROSPECTION or name in _FRAME_ATTRS):
+        add(node.lineno, "introspection", f"getattr() reaches {owner}.{name} "
+                                          f"{_INTROSPECTION_WHY}")
 
 
 def _is_trivial(stmt: ast.stmt) -> bool:

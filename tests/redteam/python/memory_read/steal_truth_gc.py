@@ -1,6 +1,6 @@
 # Red team (issue 16): finds the worker's float64 truth among the live objects (gc) and
-# returns it; nothing in the lint refuses gc.
-# expect: known-gap | correctness | gc / frame introspection is not refused: the candidate reads the worker's cached truth
+# returns it. The lint refuses the collector's object lists and frame access (introspection).
+# expect: static | introspection | uses gc.get_objects
 import gc
 import torch
 import torch.nn as nn
