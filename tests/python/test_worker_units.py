@@ -1,13 +1,14 @@
 """Unit tests of the worker's pure functions: lint, source rewrites, error statistics."""
 
 import ast
+import json
 import math
 import textwrap
 
 import pytest
 import torch
 
-from conftest import CAND, KB
+from conftest import CAND, KB, REPO
 from kgate_worker import lint, source, stats
 from kgate_worker.protocol import WorkerError, encode, param, parse_request
 
@@ -388,12 +389,23 @@ def test_bitwise_equal():
 
 def test_rse_of_median():
     assert stats.rse_of_median([5.0]) == math.inf
+    assert stats.rse_of_median([5.0, 6.0]) == math.inf  # too few to stop on, as in C++
     assert stats.rse_of_median([10.0] * 10) == 0.0
-    xs = [10.0, 11.0] * 50
-    sd = 1.4826 * 0.5
-    assert stats.rse_of_median(xs) == pytest.approx(1.2533 * sd / 10 / 10.5)
     # one huge outlier does not prevent convergence
     assert stats.rse_of_median([10.0, 10.1, 9.9] * 20 + [5000.0]) < 0.01
+
+
+def test_rse_of_median_is_the_cpp_runners_estimator():
+    """tests/fixtures/stats/median_rse.json: the numbers stats::median_rse gives (the C++
+    test MedianRse.MatchesTheFixtureThePythonWorkerIsPinnedTo checks the same file)."""
+    fx = json.loads((REPO / "tests" / "fixtures" / "stats" / "median_rse.json").read_text())
+    assert len(fx["cases"]) >= 8
+    for c in fx["cases"]:
+        got = stats.rse_of_median(c["samples"])
+        if c["rse"] is None:
+            assert got == math.inf, c["name"]
+        else:
+            assert got == pytest.approx(c["rse"], rel=1e-9, abs=1e-12), c["name"]
 
 
 # ---- protocol ---------------------------------------------------------------------------

@@ -3,9 +3,12 @@
 #include "stats/descriptive.h"
 
 #include <cmath>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/rng.h"
 
@@ -132,6 +135,30 @@ TEST(StatsRng, IsDeterministicAndRoughlyCorrect) {
   EXPECT_NEAR(mean(nv), 0, 0.03);
   EXPECT_NEAR(stddev(nv), 1, 0.03);
   for (int i = 0; i < 1000; ++i) EXPECT_LT(r.below(7), 7u);
+}
+
+}  // namespace
+}  // namespace kgate::stats
+
+// The Python worker's rse_of_median (kgate_worker/stats.py) stops its timing on the same
+// number: both are pinned to tests/fixtures/stats/median_rse.json.
+namespace kgate::stats {
+namespace {
+
+TEST(MedianRse, MatchesTheFixtureThePythonWorkerIsPinnedTo) {
+  std::ifstream in(std::string(KGATE_SOURCE_DIR) + "/tests/fixtures/stats/median_rse.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json fx = nlohmann::json::parse(in);
+  ASSERT_GE(fx["cases"].size(), 8u);
+  for (const auto& c : fx["cases"]) {
+    const std::vector<double> x = c["samples"].get<std::vector<double>>();
+    const double got = median_rse(x);
+    if (c["rse"].is_null()) {
+      EXPECT_TRUE(std::isinf(got)) << c["name"] << ": " << got;
+    } else {
+      EXPECT_NEAR(got, c["rse"].get<double>(), 1e-12 + 1e-9 * c["rse"].get<double>()) << c["name"];
+    }
+  }
 }
 
 }  // namespace

@@ -229,13 +229,30 @@ def robust_sd(xs: list[float]) -> float:
     return 1.4826 * statistics.median(abs(x - med) for x in xs)
 
 
-def rse_of_median(xs: list[float]) -> float:
-    """Relative standard error of the median: 1.2533 * sd / sqrt(n) / median, with the
-    robust sd above. inf when it cannot be estimated (n < 2 or median <= 0)."""
+SE_Z = 1.959963984540054  # the 95 % normal quantile, as in harness/stats/descriptive.cpp
+
+
+def median_se(xs: list[float]) -> float:
+    """Standard error of the median, the estimator of kgate's C++ runners
+    (stats::median_se_sorted): the half-width of the order-statistic window around the
+    median (ranks n/2 -/+ z*sqrt(n)/2, clipped to the sample) over 2z. inf for n < 3.
+    tests/fixtures/stats/median_rse.json pins both implementations to the same numbers."""
     n = len(xs)
-    if n < 2:
+    if n < 3:
+        return math.inf
+    s = sorted(xs)
+    half = SE_Z * math.sqrt(n) / 2.0
+    lo = max(0, math.floor(n / 2.0 - half))
+    hi = min(n - 1, math.ceil(n / 2.0 + half) - 1)
+    return (s[hi] - s[lo]) / (2.0 * SE_Z)
+
+
+def rse_of_median(xs: list[float]) -> float:
+    """Relative standard error of the median: median_se / |median|; inf for n < 3, a zero
+    or non-finite median. One target_rse means the same precision in every worker."""
+    if len(xs) < 3:
         return math.inf
     med = statistics.median(xs)
-    if med <= 0:
+    if med == 0 or not math.isfinite(med):
         return math.inf
-    return 1.2533 * robust_sd(xs) / math.sqrt(n) / med
+    return median_se(xs) / abs(med)
