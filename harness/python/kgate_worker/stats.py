@@ -221,14 +221,6 @@ def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else 0.0
 
 
-def robust_sd(xs: list[float]) -> float:
-    """1.4826 * median absolute deviation: the standard deviation for normally distributed
-    samples, but not inflated by the rare multi-millisecond outlier (preemption, page
-    faults) that would otherwise keep a timing run from ever converging."""
-    med = statistics.median(xs)
-    return 1.4826 * statistics.median(abs(x - med) for x in xs)
-
-
 SE_Z = 1.959963984540054  # the 95 % normal quantile, as in harness/stats/descriptive.cpp
 
 
