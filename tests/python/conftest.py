@@ -23,6 +23,20 @@ WORKER_PATH = REPO / "harness" / "python"
 sys.path.insert(0, str(WORKER_PATH))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+@pytest.fixture
+def clocks_intact():
+    """The test leaves the process's clocks as it found them (a candidate that escaped the
+    worker's restore would otherwise skew the rest of the run), and says so. Modules that
+    run candidates in-process use it on every test (pytestmark)."""
+    import torch
+    from kgate_worker import clocks
+    clocks.watch(torch)
+    yield
+    left = clocks.tampered()
+    clocks.restore()
+    assert left == [], left
+
+
 # torch.compile artifacts persist across pytest runs (a cold CPU compile is ~30 s).
 INDUCTOR_CACHE = Path(tempfile.gettempdir()) / "kgate-pytest-cache"
 

@@ -159,13 +159,7 @@ def judge(w: InProc, path: Path, problem: Path, timing: dict) -> tuple[str, str,
     return "pass", "-", "-"
 
 
-@pytest.fixture(autouse=True)
-def clocks_intact():
-    clocks.watch(torch)
-    yield
-    left = clocks.tampered()
-    clocks.restore()
-    assert left == [], left
+pytestmark = pytest.mark.usefixtures("clocks_intact")
 
 
 @pytest.fixture(scope="module")
@@ -179,10 +173,10 @@ def verdict_ok(expect: list, got: tuple) -> tuple[bool, str]:
     if expect[0] == "pass":
         return got[0] == "pass", "a correct candidate was rejected"
     if expect[0] == "known-gap":
-        # A gap at the performance gate is closed or not by a timing: on a noisy host the
-        # roofline floor is reached one run in a few. Caught there is no news; caught
-        # anywhere else is.
-        if len(expect) > 1 and expect[1] == "performance" and got[0] == "performance":
+        # The performance gate's verdict on a cheat is a timing: on a loaded host the
+        # roofline floor is crossed one run in a few, whatever gate the gap is about.
+        # Caught there is no news; caught at a deterministic gate is.
+        if got[0] == "performance":
             return True, ""
         return got[0] == "pass", ("the known gap is closed (the cheat is now rejected): "
                                   "make it an expectation and update docs/redteam.md")

@@ -42,15 +42,7 @@ def expectation(path: Path) -> tuple[str, str, str]:
 CANDIDATES = sorted(p for p in TIMER.glob("*.py") if p.name != "problem.py")
 
 
-@pytest.fixture(autouse=True)
-def clocks_intact():
-    """Every test leaves the process's clocks as it found them (a candidate that escaped
-    the worker's restore would otherwise skew the rest of the run), and says so."""
-    clocks.watch(torch)
-    yield
-    left = clocks.tampered()
-    clocks.restore()
-    assert left == [], left
+pytestmark = pytest.mark.usefixtures("clocks_intact")
 
 
 @pytest.fixture(scope="module")
