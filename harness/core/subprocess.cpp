@@ -286,7 +286,6 @@ bool try_wait(pid_t pid, ExitStatus* status) {
     if (r == pid) {
       status->raw = st;
       note_reaped(pid);
-      end_group(pid);
       return true;
     }
     if (r == 0) return false;

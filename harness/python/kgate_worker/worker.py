@@ -156,10 +156,10 @@ def _check_args(p: "Problem", inputs: list) -> list:
             or any(isinstance(x, torch.Tensor) and not _same_layout(b, x)
                    for b, x in zip(bufs, inputs))):
         p.check_args = bufs = _clone_args(inputs)
-        return [b if isinstance(b, torch.Tensor) else x for b, x in zip(bufs, inputs)]
-    for b, x in zip(bufs, inputs):
-        if isinstance(x, torch.Tensor):
-            b.copy_(x)
+    else:
+        for b, x in zip(bufs, inputs):
+            if isinstance(x, torch.Tensor):
+                b.copy_(x)
     return [b if isinstance(x, torch.Tensor) else x for b, x in zip(bufs, inputs)]
 
 
