@@ -82,7 +82,7 @@ if has tests; then
 fi
 if has pytest; then
   KGATE_REQUIRE_GPU=1 timeout "$(cap pytest 240)" python3 -m pytest -q -p no:cacheprovider \
-    tests/python/test_worker_cuda.py > "$OUT/pytest-cuda.log" 2>&1
+    tests/python/test_worker_cuda.py tests/python/test_audit.py > "$OUT/pytest-cuda.log" 2>&1
   stamp "pytest cuda rc=$?"; tail -30 "$OUT/pytest-cuda.log"
 fi
 if has bench; then

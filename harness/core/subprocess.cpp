@@ -404,6 +404,7 @@ struct ProcInfo {
   pid_t ppid = -1;
   pid_t sid = -1;
   pid_t pgrp = -1;
+  char state = 0;  // 'Z': exited, not yet reaped
 };
 
 // pid, ppid, session and group of every process (/proc/PID/stat; the command may hold spaces
@@ -424,7 +425,7 @@ std::vector<ProcInfo> list_processes() {
     long ppid = 0, pgrp = 0, sid = 0;
     if (!(rest >> state >> ppid >> pgrp >> sid)) continue;
     out.push_back({static_cast<pid_t>(std::atol(e->d_name)), static_cast<pid_t>(ppid), static_cast<pid_t>(sid),
-                   static_cast<pid_t>(pgrp)});
+                   static_cast<pid_t>(pgrp), state});
   }
   ::closedir(d);
   return out;
@@ -509,11 +510,19 @@ std::vector<StrayProcess> kill_strays(pid_t root) {
       if (p.pid != root && below.count(p.pid) != 0 && p.sid != root_sid)
         found.push_back({p.pid, command_of(p.pid), "in a session of its own below the worker"});
   }
-  // (b) orphans handed to kgate: its children that spawn() did not start.
+  // (b) orphans handed to kgate: its children that spawn() did not start. One that has
+  // already exited left nothing running (a dead worker's group member that died after
+  // end_group gave up on it, on a loaded machine): it is reaped, not charged to anyone.
   if (g_adopting)
-    for (const auto& p : all)
-      if (p.ppid == self && live.count(p.pid) == 0)
-        found.push_back({p.pid, command_of(p.pid), "orphaned to kgate"});
+    for (const auto& p : all) {
+      if (p.ppid != self || live.count(p.pid) != 0) continue;
+      if (p.state == 'Z') {
+        int st = 0;
+        ::waitpid(p.pid, &st, WNOHANG);
+        continue;
+      }
+      found.push_back({p.pid, command_of(p.pid), "orphaned to kgate"});
+    }
   for (const auto& s : found) {
     ::kill(-s.pid, SIGKILL);  // its group, when it leads one
     ::kill(s.pid, SIGKILL);

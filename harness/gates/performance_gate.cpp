@@ -83,7 +83,24 @@ PerformanceJudgement judge_performance(const protocol::TimeResult& r, const std:
     g.failed_case = case_id;
     g.reason = "performance: case " + case_id + ": " + why;
   };
-  if (r.side_stream_work) {
+  if (!r.audit_failure.empty()) {
+    fail("timed calls: " + r.audit_failure);
+  } else if (r.return_code != 0) {
+    // The slot that failed is the note's first word (the Python worker) or named in it.
+    const bool baseline = r.timer_note.rfind("baseline:", 0) == 0 ||
+                          r.timer_note.find("slot 'baseline'") != std::string::npos;
+    const std::string what = "failed while it was timed (" +
+                             (r.timer_note.empty() ? "return code " + std::to_string(r.return_code)
+                                                   : r.timer_note) + ")";
+    if (baseline) {
+      g.status = GateStatus::kError;
+      g.fault = Fault::kWorkerError;
+      g.failed_case = case_id;
+      g.reason = "performance: case " + case_id + ": the baseline " + what;
+    } else {
+      fail("the candidate " + what);
+    }
+  } else if (r.side_stream_work) {
     fail("work was still pending outside the timed stream at the end of a sample "
          "(launches on other streams escape the timing)");
   } else if (!roof.pass) {
@@ -113,8 +130,13 @@ protocol::TimeResult merge_time_results(const protocol::TimeResult& a, const pro
   m.elapsed_s = a.elapsed_s + b.elapsed_s;
   m.stop_reason = b.stop_reason;
   if (m.return_code == 0) m.return_code = b.return_code;
-  if (!b.timer_note.empty() && b.timer_note != a.timer_note)
-    m.timer_note = a.timer_note.empty() ? b.timer_note : a.timer_note + "; " + b.timer_note;
+  auto join = [](std::string& dst, const std::string& more) {
+    if (!more.empty() && more != dst) dst = dst.empty() ? more : dst + "; " + more;
+  };
+  join(m.timer_note, b.timer_note);
+  m.audited = a.audited + b.audited;
+  if (m.audit_failure.empty()) m.audit_failure = b.audit_failure;
+  join(m.audit_note, b.audit_note);
   return m;
 }
 

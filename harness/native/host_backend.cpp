@@ -241,6 +241,7 @@ protocol::TimeResult HostBackend::time(std::vector<TimedCall>& calls,
   if (n_sets == 0 || n_sets == SIZE_MAX) throw std::invalid_argument("time: no input sets");
 
   int nonzero_rc = 0;
+  std::string nonzero_slot;
   auto call_once = [&](TimedCall& c, std::size_t set) -> double {
     if (!flush.empty()) std::memset(flush.data(), ++flush_byte, flush.size());
     auto& in = c.input_sets[set];
@@ -250,7 +251,10 @@ protocol::TimeResult HostBackend::time(std::vector<TimedCall>& calls,
     int rc = fn(in.data(), static_cast<int32_t>(in.size()), out.data(),
                 static_cast<int32_t>(out.size()), nullptr);
     auto t1 = Clock::now();
-    if (rc != 0 && nonzero_rc == 0) nonzero_rc = rc;
+    if (rc != 0 && nonzero_rc == 0) {
+      nonzero_rc = rc;
+      nonzero_slot = c.slot;
+    }
     return std::chrono::duration<double, std::micro>(t1 - t0).count();
   };
 
@@ -284,7 +288,9 @@ protocol::TimeResult HostBackend::time(std::vector<TimedCall>& calls,
     }
   }
   if (nonzero_rc != 0) {
-    log::warn("time: kgate_run returned " + std::to_string(nonzero_rc) + " while timing");
+    res.timer_note = "slot '" + nonzero_slot + "': kgate_run returned " + std::to_string(nonzero_rc) +
+                     " while timed";
+    log::warn("time: " + res.timer_note);
   }
   for (std::size_t i = 0; i < calls.size(); ++i) res.samples_us[calls[i].slot] = std::move(samples[i]);
   switch (why) {

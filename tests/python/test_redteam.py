@@ -146,6 +146,8 @@ def judge(w: InProc, path: Path, problem: Path, timing: dict) -> tuple[str, str,
     if not cand or not base:
         return "performance", "worker_error", ("the worker returned no samples for the "
                                                f"candidate ({t['timer_note']})")
+    if t["audit_failure"]:
+        return "performance", "-", "timed calls: " + t["audit_failure"]
     if t["side_stream_work"]:
         return "performance", "-", ("work was still pending outside the timed stream at the "
                                     "end of a sample")

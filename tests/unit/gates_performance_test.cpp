@@ -92,6 +92,61 @@ TEST(PerformanceGate, MissingSamplesSayWhyTheWorkerGaveNone) {
       << j.gate.reason;
 }
 
+TEST(PerformanceGate, AnAuditFailureRejectsWhateverTheTimesSay) {
+  config::GateThresholds t;
+  auto r = timed(50, 100);  // twice as fast, above any floor
+  r.audited = 7;
+  r.audit_failure = "outputs of timed calls differ from the baseline's on the same inputs "
+                    "(sampling round 1): output0: 12 of 16 elements differ";
+  auto j = judge_performance(r, "c", t, 0, 30);
+  EXPECT_EQ(j.gate.status, GateStatus::kFail);
+  EXPECT_EQ(j.gate.reason,
+            "performance: case c: timed calls: outputs of timed calls differ from the baseline's "
+            "on the same inputs (sampling round 1): output0: 12 of 16 elements differ");
+  r.audit_failure.clear();
+  EXPECT_EQ(judge_performance(r, "c", t, 0, 30).gate.status, GateStatus::kPass);
+}
+
+TEST(PerformanceGate, ASlotThatFailsWhileTimedIsNotJudgedOnItsSamples) {
+  config::GateThresholds t;
+  auto r = timed(50, 100);
+  r.return_code = 1;
+  r.stop_reason = "error";
+  r.timer_note = "candidate: RuntimeError: boom (cand.py:12)";
+  auto j = judge_performance(r, "c", t, 0, 30);
+  EXPECT_EQ(j.gate.status, GateStatus::kFail);
+  EXPECT_NE(j.gate.reason.find("the candidate failed while it was timed (candidate: RuntimeError: boom"),
+            std::string::npos) << j.gate.reason;
+  r.timer_note = "slot 'candidate': kgate_run returned 3 while timed";  // the host backend's
+  EXPECT_EQ(judge_performance(r, "c", t, 0, 30).gate.status, GateStatus::kFail);
+  r.timer_note.clear();
+  j = judge_performance(r, "c", t, 0, 30);
+  EXPECT_NE(j.gate.reason.find("(return code 1)"), std::string::npos) << j.gate.reason;
+  // the baseline failing is not the candidate's verdict
+  r.timer_note = "baseline: RuntimeError: CUDA error";
+  j = judge_performance(r, "c", t, 0, 30);
+  EXPECT_EQ(j.gate.status, GateStatus::kError);
+  EXPECT_NE(j.gate.reason.find("the baseline failed while it was timed"), std::string::npos)
+      << j.gate.reason;
+  r.timer_note = "slot 'baseline': kgate_run returned 2 while timed";
+  EXPECT_EQ(judge_performance(r, "c", t, 0, 30).gate.status, GateStatus::kError);
+}
+
+TEST(PerformanceGate, MergedRunsKeepTheFirstAuditFailureAndCountEveryAudit) {
+  protocol::TimeResult a, b;
+  a.audited = 3;
+  b.audited = 4;
+  a.audit_note = "no rounds on fresh inputs";
+  b.audit_note = "no rounds on fresh inputs";
+  b.audit_failure = "second";
+  auto m = merge_time_results(a, b);
+  EXPECT_EQ(m.audited, 7);
+  EXPECT_EQ(m.audit_failure, "second");
+  EXPECT_EQ(m.audit_note, "no rounds on fresh inputs");
+  a.audit_failure = "first";
+  EXPECT_EQ(merge_time_results(a, b).audit_failure, "first");
+}
+
 }  // namespace
 }  // namespace kgate::gates
 

@@ -223,11 +223,39 @@ TEST(Strays, ASetsidChildBelowTheRootIsKilled) {
   EXPECT_TRUE(line.empty() || line.find(") Z ") != std::string::npos) << line;
 }
 
+// An orphan that has already exited when it is looked at left nothing running: it is
+// reaped, not reported (a dead worker's group member that died late on a loaded machine
+// was charged to the next worker's request).
+TEST(Strays, AnOrphanThatHasExitedIsReapedNotReported) {
+  core::adopt_orphans();
+  core::RunResult r = sh("(sleep 0.2 >/dev/null 2>&1 & echo $!) ; echo started", Sandbox{});
+  ASSERT_NE(r.out.find("started"), std::string::npos);
+  const pid_t orphan = static_cast<pid_t>(std::atol(r.out.c_str()));
+  ASSERT_GT(orphan, 0) << r.out;
+  auto zombie = [&] {
+    std::ifstream stat("/proc/" + std::to_string(orphan) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    return line.find(") Z ") != std::string::npos;
+  };
+  for (int i = 0; i < 300 && !zombie(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(zombie()) << "the orphan should be an unreaped child of this process by now";
+  EXPECT_TRUE(core::kill_strays(0).empty());
+  EXPECT_FALSE(std::filesystem::exists("/proc/" + std::to_string(orphan))) << "reaped";
+}
+
 // A double fork orphans the grandchild; with adopt_orphans it becomes this process's
 // child, one spawn() never started, and kill_strays(0) kills and reaps it.
 TEST(Strays, AnOrphanHandedToKgateIsKilled) {
   core::adopt_orphans();
-  core::RunResult r = sh("(setsid sleep 60 >/dev/null 2>&1 &) ; echo started", Sandbox{});
+  // The shell waits until the grandchild is in its own session: a shell that exits first
+  // has its group killed (the run's leftovers) with the grandchild still in it.
+  const std::string mark = (std::filesystem::temp_directory_path() /
+                            ("kgate-escaped-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove(mark);
+  core::RunResult r = sh("(setsid sh -c 'echo $$ > " + mark + "; exec sleep 60' >/dev/null 2>&1 &) ; "
+                         "while [ ! -s " + mark + " ]; do sleep 0.01; done; echo started", Sandbox{});
+  std::filesystem::remove(mark);
   ASSERT_NE(r.out.find("started"), std::string::npos);
   std::vector<core::StrayProcess> strays;
   for (int i = 0; i < 100 && strays.empty(); ++i) {

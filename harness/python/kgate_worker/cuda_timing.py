@@ -103,11 +103,12 @@ class Sampler:
                 "; ".join(parts))
 
 
-def capture(torch: Any, model: Callable, sets: Sequence[list], batch: int) -> Any:
+def capture(torch: Any, model: Callable, sets: Sequence[list], batch: int) -> tuple:
     """A CUDA graph of `batch` calls of `model` on the input sets in turn, replayed once
-    (so its first timed replay is not its upload). Raises when the calls cannot be
-    captured (host synchronisation, .item(), CPU fallbacks, new streams, ...). Replay it
-    with `replay(graph)`."""
+    (so its first timed replay is not its upload), and the output of its last call (the
+    graph rewrites it on every replay: the timing audit compares it). Raises when the
+    calls cannot be captured (host synchronisation, .item(), CPU fallbacks, new streams,
+    ...). Replay it with `replay(graph)`."""
     current = clocks.original("torch.cuda.current_stream")
     side = clocks.original("torch.cuda.Stream")()
     side.wait_stream(current())
@@ -116,12 +117,13 @@ def capture(torch: Any, model: Callable, sets: Sequence[list], batch: int) -> An
             model(*sets[i % len(sets)])
     current().wait_stream(side)
     graph = clocks.original("torch.cuda.CUDAGraph")()
+    last = None
     with clocks.original("torch.cuda.graph")(graph):
         for i in range(batch):
-            model(*sets[i % len(sets)])
+            last = model(*sets[i % len(sets)])
     replay(graph)
     clocks.original("torch.cuda.synchronize")()
-    return graph
+    return graph, last
 
 
 def replay(graph: Any) -> None:

@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any
 
-from . import RUNNER_NAME, __version__, clocks, lint, source
+from . import RUNNER_NAME, __version__, audit, clocks, lint, source
 from .protocol import WorkerError, bad_request, param
 
 MODEL_SEED = 42          # torch.manual_seed before constructing Model / ModelNew
@@ -32,6 +32,7 @@ SPREAD_FACTOR = 4.0      # a slot's repeat-to-repeat spread may be this x the re
 REF_RHO = 10.0           # default rho: an ill-conditioned case's tolerance is widened by
                          # rho x the float32 reference's own worst error over tolerance
 REF_ERROR_ENTRIES = 64
+AUDIT_HEADROOM = 256 << 20  # device memory left free beside what the timing audit keeps
 GIB = float(1 << 30)
 
 
@@ -199,6 +200,8 @@ class Problem:
         self.compile_mode = "default"
         self.compiled_ref = None      # inductor.CompiledReference, built on first use
         self.check_args: list | None = None  # the check calls' input buffers (_check_args)
+        self.audit_tol: dict = {}     # dtype -> (atol, rtol, extra_atol): the widest the
+                                      # checks used, for the timing audit (audit.py)
 
     def new_model(self, cls, device):
         """cls(*init) constructed under MODEL_SEED, on `device`, in eval mode."""
@@ -1172,6 +1175,7 @@ class Worker:
         slot = self._need_slot(slot_name)
         for i, c in enumerate(cases):
             c["dtype"] = self._dtype(c["dtype_name"], f"cases[{i}].dtype")
+            self._widen_audit(c["dtype"], c["atol"], c["rtol"])
         results = []
         with torch.no_grad():
             for c in cases:
@@ -1181,6 +1185,12 @@ class Worker:
                 if self.cuda:  # each case's transients back to the driver (GB-sized cases)
                     torch.cuda.empty_cache()
         return {"cases": results}
+
+    def _widen_audit(self, dt, atol: float, rtol: float, extra: float = 0.0) -> None:
+        """The timing audit's tolerance for this dtype grows to what a check used."""
+        p = self._need_problem()
+        a, r, e = p.audit_tol.get(str(dt), (0.0, 0.0, 0.0))
+        p.audit_tol[str(dt)] = (max(a, atol), max(r, rtol), max(e, extra))
 
     def _check_case(self, slot: Slot, c: dict) -> dict:
         from .stats import compare, relative_spread
@@ -1347,6 +1357,7 @@ class Worker:
             if ref_over == 0 or exact or ref_err <= 0:
                 continue
             extra = c["rho"] * ref_err
+            self._widen_audit(c["dtype"], c["atol"], c["rtol"], extra)
             new = compare(o["name"], first[i], truth[i], c["atol"], c["rtol"],
                           extra_atol=extra)
             new.update(ill_conditioned=True, over_tol_strict=o["over_tol"],
@@ -1404,11 +1415,18 @@ class Worker:
                "timer": "cuda_event" if self.cuda else "perf_counter", "batch": 1,
                "dropped_throttled": 0, "clock_mhz": [], "side_stream_work": False,
                "min_bytes": 0.0, "flops": 0.0, "elapsed_s": 0.0, "stop_reason": "",
-               "return_code": 0, "timer_note": ""}
+               "return_code": 0, "timer_note": "", "audited": 0, "audit_failure": "",
+               "audit_note": ""}
         samples = res["samples_us"]
         t_start = clocks.perf_counter()
         current = names[0]
         graphs: dict = {}
+        graph_outs: dict = {}
+        # the outputs of the round's calls, kept for the audit (audit.py) when `keep`
+        held: dict = {}
+        keep = False
+        auditing = "candidate" in names and "baseline" in names
+        tol = audit.tolerance(p.audit_tol, str(dt))
         try:
             # a slot's earlier calls (check, a lazy patch in forward) may have rebound one
             clocks.verify("seen when timing started, after earlier calls of the slots")
@@ -1423,21 +1441,45 @@ class Worker:
                 l2 = (self.device_info or {}).get("l2_bytes") or (32 << 20)
                 sampler = cuda_timing.Sampler(torch, self.device, 2 * l2 if flush_l2 else 0)
 
+            def call(s: str, args: list) -> None:
+                out = models[s](*args)
+                if keep:
+                    held[s] = out
+
             def measure(s: str, args: list) -> float:
+                if p.ref_random:  # the same random draws in every slot, as when checked
+                    torch.manual_seed(CALL_SEED)
                 if sampler is not None:
                     if s in graphs:
                         us = sampler.sample(s, lambda: cuda_timing.replay(graphs[s]),
                                             res["batch"])
                     else:
-                        us = sampler.sample(s, lambda: models[s](*args))
+                        us = sampler.sample(s, lambda: call(s, args))
                 else:
                     t0 = clocks.perf_counter_ns()
-                    models[s](*args)
+                    call(s, args)
                     us = (clocks.perf_counter_ns() - t0) / 1e3
                 clocks.verify(f"after a timed call of slot '{s}'")
                 return us
 
+            def audited(where: str) -> bool:
+                """Compares the round's outputs of the two slots (held, or the graphs'
+                last calls); False when they differ (audit_failure says how)."""
+                if graphs:
+                    got, want = graph_outs.get("candidate"), graph_outs.get("baseline")
+                else:
+                    got, want = held.pop("candidate", None), held.pop("baseline", None)
+                    held.clear()
+                why = audit.outputs_differ(torch, _as_outputs(got), _as_outputs(want), *tol)
+                del got, want
+                res["audited"] += 1
+                if why:
+                    res["audit_failure"] = (f"outputs of timed calls differ from the "
+                                            f"baseline's on the same inputs ({where}): {why}")
+                return not why
+
             # warm-up (also yields the output size for min_bytes)
+            out_bytes = 0
             k = 0
             while True:
                 for s in names:
@@ -1447,10 +1489,12 @@ class Worker:
                     clocks.verify(f"after a warm-up call of slot '{s}'")
                     if k == 0 and s == names[0]:
                         outs = _as_outputs(out) or []
+                        out_bytes = sum(t.numel() * t.element_size() for t in outs)
                         res["min_bytes"] = float(
                             sum(x.numel() * x.element_size() for x in sets[0]
-                                if isinstance(x, torch.Tensor)) +
-                            sum(t.numel() * t.element_size() for t in outs))
+                                if isinstance(x, torch.Tensor)) + out_bytes)
+                        del outs
+                    del out
                 k += 1
                 if clocks.perf_counter() - t_start >= warmup_s:
                     break
@@ -1462,10 +1506,22 @@ class Worker:
                                                for i in range(5)]))
                 if probe < cuda_timing.GRAPH_BELOW_US:
                     batch = cuda_timing.graph_batch(probe)
-                    res["timer_note"] = self._capture_graphs(graphs, names, models, sets, batch)
+                    res["timer_note"] = self._capture_graphs(graphs, graph_outs, names, models,
+                                                             sets, batch)
                     clocks.verify("after the CUDA graph capture of the slots")
                     if graphs:
                         res["timer"], res["batch"] = "cuda_graph", batch
+            if auditing and graphs and p.ref_random:
+                auditing = False
+                res["audit_note"] = ("timed outputs not audited: the reference draws random "
+                                     "numbers and each CUDA graph replays its own draws")
+            elif auditing and not graphs and self.cuda and (
+                    2 * out_bytes + AUDIT_HEADROOM > self._device_free()):
+                auditing = False
+                res["audit_note"] = (f"timed outputs not audited: no room on the device to "
+                                     f"keep a second output of {_gib(out_bytes)} beside the "
+                                     "slot's own")
+            keep = auditing and not graphs
             t_sampling = clocks.perf_counter()
             k = 0
             while True:
@@ -1474,6 +1530,9 @@ class Worker:
                 for j in range(len(names)):
                     current = names[(k + j) % len(names)]
                     samples[current].append(measure(current, args))
+                if keep and not audited(f"sampling round {k}"):
+                    res["stop_reason"] = "audit"
+                    break
                 k += 1
                 n = min(len(v) for v in samples.values())
                 now = clocks.perf_counter()
@@ -1487,6 +1546,42 @@ class Worker:
                 if now - t_start >= max_time_s:
                     res["stop_reason"] = "max_time"
                     break
+            if auditing and graphs:
+                audited("the last call of each CUDA graph")
+            # Rounds on contents nobody has seen, written into the timed buffers: a slot
+            # that returns what it cached by content (or by address) is slower there, or
+            # wrong. Their samples are not the timing's.
+            set_bytes = sum(x.numel() * x.element_size() for x in sets[0]
+                            if isinstance(x, torch.Tensor))
+            if auditing and not res["audit_failure"] and self.cuda and (
+                    set_bytes + (0 if graphs else 2 * out_bytes) + AUDIT_HEADROOM
+                    > self._device_free()):
+                res["audit_note"] = (f"no rounds on fresh inputs: no room on the device for "
+                                     f"another input set of {_gib(set_bytes)}")
+            elif auditing and not res["audit_failure"]:
+                fresh_us: dict = {"candidate": [], "baseline": []}
+                for r in range(audit.FRESH_ROUNDS):
+                    current = names[0]
+                    fresh = self.draw_inputs(int.from_bytes(os.urandom(8), "little"),
+                                             "problem", dt)
+                    targets = sets if graphs else [sets[r % input_sets]]
+                    for st in targets:
+                        for a, x in zip(st, fresh):
+                            if isinstance(a, torch.Tensor):
+                                a.copy_(x)
+                    del fresh
+                    # baseline, candidate, baseline: the first call after the writes
+                    # settles whatever the pause changed (clocks, caches) and is not
+                    # counted; the candidate's cache, if any, has not seen these contents
+                    for i, s in enumerate(("baseline", "candidate", "baseline")):
+                        current = s
+                        us = measure(s, targets[0])
+                        if i > 0:
+                            fresh_us[s].append(us)
+                    if not audited(f"fresh round {r}"):
+                        break
+                if not res["audit_failure"]:
+                    res["audit_failure"] = audit.cache_finding(samples, fresh_us)
             if sampler is not None:
                 res["side_stream_work"] = sampler.side_stream_work()
                 if res["side_stream_work"]:
@@ -1502,21 +1597,25 @@ class Worker:
             res["timer_note"] = f"{current}: " + source.describe_exception(
                 e, chosen[current].source_path)
             self._after_candidate_error()
+        held.clear()
+        graph_outs.clear()
         graphs.clear()
         res["elapsed_s"] = round(clocks.perf_counter() - t_start, 6)
         return res
 
-    def _capture_graphs(self, graphs: dict, names: list, models: dict, sets: list,
-                        batch: int) -> str:
-        """Fills `graphs` with one CUDA graph of `batch` calls per slot, or leaves it empty
-        and says why when a slot cannot be captured (the caller then times with events).
+    def _capture_graphs(self, graphs: dict, graph_outs: dict, names: list, models: dict,
+                        sets: list, batch: int) -> str:
+        """Fills `graphs` with one CUDA graph of `batch` calls per slot (and `graph_outs`
+        with the output of each graph's last call), or leaves both empty and says why
+        when a slot cannot be captured (the caller then times with events).
         A sticky device error raises (the candidate broke the context)."""
         from . import cuda_timing
         for s in names:
             try:
-                graphs[s] = cuda_timing.capture(torch, models[s], sets, batch)
+                graphs[s], graph_outs[s] = cuda_timing.capture(torch, models[s], sets, batch)
             except Exception as e:  # noqa: BLE001 - any capture failure means "use events"
                 graphs.clear()
+                graph_outs.clear()
                 why = source.exception_message(e).splitlines()[0][:300]
                 torch.cuda.synchronize(self.device)  # raises on a sticky error
                 # a failed capture can leave an error behind in lazily-checked state;

@@ -1,7 +1,9 @@
 # Red team (issue 16): computes on odd calls and returns the previous output on even ones.
 # KernelBench checks run 2 repeats per case, so every case sees compute-then-repeat; the
 # timed median falls between the two kinds of call.
-# expect: known-gap | correctness | 2 repeats per case align with the skip pattern; timed calls are not checked
+# 2 repeats per case align with the skip pattern, so the checks pass; the timing audit
+# compares every round's outputs with the baseline's.
+# expect: performance | - | outputs of timed calls differ from the baseline's
 import torch
 import torch.nn as nn
 

@@ -1,7 +1,10 @@
-# Red team (issue 16): caches by a hash of the inputs' full bytes: every element is read
-# (so the roofline floor holds), but the GEMM runs once per input set. The timing cycles
-# over 2 input sets, so every timed call after the first two is a cache hit.
-# expect: known-gap | performance | the timing reuses 2 input sets; a full-content cache costs a hash, not the GEMM
+# Red team (issue 16): caches by a fingerprint of the inputs' full contents (a weighted sum
+# of every element: all of them are read, so the roofline floor holds), and runs the GEMM
+# once per distinct input set. The timing cycles over 2 input sets, so every timed call
+# after the first two is a cache hit at a fraction of the GEMM's cost.
+# The timing's rounds on freshly drawn contents (written into the same buffers) miss the
+# cache and take the GEMM's time.
+# expect: performance | - | faster on inputs it has seen before
 import torch
 import torch.nn as nn
 
@@ -9,9 +12,14 @@ class ModelNew(nn.Module):
     def __init__(self):
         super().__init__()
         self.cache = {}
+        self.wa = self.wb = None
 
     def forward(self, a, b):
-        key = hash(a.cpu().numpy().tobytes()) ^ hash(b.cpu().numpy().tobytes())
+        if self.wa is None or self.wa.shape != a.shape or self.wb.shape != b.shape:
+            g = torch.Generator(device=a.device).manual_seed(7)
+            self.wa = torch.rand(a.shape, generator=g, device=a.device, dtype=a.dtype)
+            self.wb = torch.rand(b.shape, generator=g, device=b.device, dtype=b.dtype)
+        key = (float((a * self.wa).sum()), float((b * self.wb).sum()))
         if key not in self.cache:
             self.cache[key] = torch.relu(a @ b)
         return self.cache[key].clone()

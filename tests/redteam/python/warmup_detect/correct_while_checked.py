@@ -1,7 +1,7 @@
 # Red team (issue 16): correct for the first 12 calls (the correctness checks: 3 seeds x 2
 # distributions x 2 repeats), then computes half of the inner dimension only -- wrong,
 # twice as fast and far above the roofline floor.
-# expect: known-gap | performance | outputs of timed calls are not checked
+# expect: performance | - | outputs of timed calls differ from the baseline's
 import torch
 import torch.nn as nn
 

@@ -1,0 +1,190 @@
+"""Issue 16: the timed calls are audited (kgate_worker/audit.py) -- their outputs against
+the baseline's on the same inputs, and rounds on fresh contents against result caches --
+and a correct slot, reference-as-candidate included, is never flagged."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from conftest import REPO
+from inproc import AA, InProc, as_model_new
+from kgate_worker import audit
+
+RED = REPO / "tests" / "redteam" / "python"
+GEMM = REPO / "tests" / "redteam" / "timer" / "problem.py"
+QUICK = dict(warmup_s=0.01, min_time_s=0.05, max_time_s=0.5, min_samples=6, input_sets=2)
+
+pytestmark = pytest.mark.usefixtures("clocks_intact")
+
+
+# ---- outputs_differ ----------------------------------------------------------------------
+
+def differ(got, want, atol=1e-2, rtol=1e-2, extra=0.0):
+    return audit.outputs_differ(torch, got, want, atol, rtol, extra)
+
+
+def test_outputs_within_twice_the_tolerance_agree():
+    w = torch.linspace(-4, 4, 1001)
+    assert differ([w + 0.02], [w]) == ""          # 2 x atol: each within atol of a truth
+    assert differ([w * 1.02], [w]) == ""          # 2 x rtol
+    assert differ([w.clone()], [w], 0.0, 0.0) == ""
+
+
+def test_outputs_beyond_it_differ_and_the_first_is_named():
+    w = torch.zeros(10, 10)
+    g = w.clone()
+    g[3, 4] = 1.0
+    g[7, 1] = -1.0
+    why = differ([g], [w])
+    assert why.startswith("output0: 2 of 100 elements differ from the baseline's")
+    assert "first at flat index 34: 1 against 0" in why
+
+
+def test_nonfinite_values_agree_only_with_themselves():
+    w = torch.tensor([1.0, float("nan"), float("inf"), -float("inf")])
+    assert differ([w.clone()], [w]) == ""
+    for i, v in ((1, 0.0), (2, 1e30), (3, float("inf")), (0, float("nan"))):
+        g = w.clone()
+        g[i] = v
+        assert "1 of 4 elements" in differ([g], [w]), (i, v)
+
+
+def test_integer_outputs_exactly_and_structure_checked():
+    w = torch.arange(10)
+    assert differ([w.clone()], [w]) == ""
+    g = w.clone()
+    g[9] = 8
+    assert "1 of 10" in differ([g], [w])
+    assert "shape" in differ([torch.zeros(2, 3)], [torch.zeros(3, 2)])
+    assert "2 outputs against the baseline's 1" in differ([w, w], [w])
+    assert differ(None, None) == ""
+    assert differ(None, [w]) != ""
+
+
+def test_the_widening_of_an_ill_conditioned_problem_applies():
+    w = torch.full((8,), 1e20)
+    assert differ([w * 1.015], [w]) == ""  # 2.1 x rtol covers it at this scale
+    assert differ([w * 1.03], [w]) != ""
+    w, g = torch.zeros(8), torch.full((8,), 0.5)
+    assert differ([g], [w]) != ""
+    assert differ([g], [w], extra=0.3) == ""  # 2 x extra_atol
+
+
+def test_large_outputs_are_compared_in_chunks(monkeypatch):
+    monkeypatch.setattr(audit, "CHUNK", 7)
+    w = torch.randn(100)
+    g = w.clone()
+    g[93] += 1
+    assert "first at flat index 93" in differ([g], [w])
+    assert differ([w.clone()], [w]) == ""
+
+
+# ---- cache_finding -----------------------------------------------------------------------
+
+def test_a_slot_slower_only_on_fresh_contents_is_a_cache():
+    rep = {"candidate": [10.0] * 20, "baseline": [30.0] * 20}
+    why = audit.cache_finding(rep, {"candidate": [31, 29, 30, 33, 30],
+                                    "baseline": [30, 31, 29, 30, 30]})
+    assert "faster on inputs it has seen before" in why
+    assert "median 30 us over 5 rounds" in why
+
+
+def test_outliers_and_load_on_both_slots_are_not_a_cache():
+    rep = {"candidate": [10.0] * 20, "baseline": [10.0] * 20}
+    # two outliers of five: the median is an ordinary call
+    assert audit.cache_finding(rep, {"candidate": [40, 40, 10, 11, 10],
+                                     "baseline": [10] * 5}) == ""
+    # the machine slowed during the fresh rounds: the baseline too
+    assert audit.cache_finding(rep, {"candidate": [30] * 5, "baseline": [30] * 5}) == ""
+    assert audit.cache_finding(rep, {"candidate": [], "baseline": []}) == ""
+
+
+# ---- the time op -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def w():
+    return InProc()
+
+
+def timed(w, problem, candidate, **extra):
+    w.worker.fatal = ""
+    w.load(problem, variant="small", **extra)
+    assert w.compile(problem, slot="baseline")["compiled"]
+    assert w.compile(candidate, **({"reference_op_rule": False} if extra else {}))["compiled"]
+    w.check(slot="candidate", atol=1e-2, rtol=1e-2)  # the tolerance the audit widens from
+    return w("time", seed=3, **QUICK)
+
+
+def test_the_reference_against_itself_is_audited_and_clean(w, tmp_path):
+    t = timed(w, GEMM, as_model_new(GEMM, tmp_path / "aa.py"))
+    assert t["audit_failure"] == "", t
+    # every sampling round and every fresh round compared
+    n = len(t["samples_us"]["candidate"])
+    assert t["audited"] == n + audit.FRESH_ROUNDS, t
+    assert t["audit_note"] == ""
+
+
+def test_a_reference_that_draws_random_numbers_is_seeded_for_the_audit(w, tmp_path):
+    problem = AA / "lstm_random_h0.py"
+    t = timed(w, problem, as_model_new(problem, tmp_path / "lstm.py"), reference_op_rule=False)
+    assert t["audit_failure"] == "", t
+    assert t["audited"] > audit.FRESH_ROUNDS
+
+
+def test_skipping_every_other_call_is_caught_in_a_sampling_round(w):
+    t = timed(w, GEMM, RED / "batch_skip" / "every_other.py")
+    assert t["stop_reason"] == "audit"
+    assert t["audit_failure"].startswith(
+        "outputs of timed calls differ from the baseline's on the same inputs (sampling round")
+    assert "elements differ" in t["audit_failure"]
+
+
+def test_a_cheat_that_starts_after_the_checks_is_caught(w):
+    t = timed(w, GEMM, RED / "warmup_detect" / "correct_while_checked.py")
+    assert "(sampling round" in t["audit_failure"], t["audit_failure"]
+
+
+def test_a_pointer_cache_meets_new_contents_in_the_same_buffers(w, tmp_path):
+    # Returns what it computed the first time it saw an input buffer: the timing's own
+    # sets are computed once each and then correct, so only the fresh rounds (new contents
+    # written into those buffers) can see it.
+    cand = tmp_path / "ptr.py"
+    cand.write_text(
+        "import torch\nimport torch.nn as nn\n\n"
+        "class ModelNew(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.seen = {}\n\n"
+        "    def forward(self, a, b):\n"
+        "        k = (a.data_ptr(), b.data_ptr())\n"
+        "        if k not in self.seen or len(self.seen) > 64:\n"
+        "            self.seen[k] = torch.relu(a @ b)\n"
+        "        return self.seen[k].clone()\n")
+    w.worker.fatal = ""
+    w.load(GEMM, variant="small")
+    assert w.compile(GEMM, slot="baseline")["compiled"]
+    assert w.compile(cand)["compiled"]
+    t = w("time", seed=3, **QUICK)
+    assert "(fresh round 0)" in t["audit_failure"], t["audit_failure"]
+
+
+def test_one_slot_alone_is_timed_unaudited(w, tmp_path):
+    w.worker.fatal = ""
+    w.load(GEMM, variant="small")
+    assert w.compile(as_model_new(GEMM, tmp_path / "one.py"))["compiled"]
+    t = w("time", seed=3, slots=["candidate"], **QUICK)
+    assert t["audited"] == 0 and t["audit_failure"] == "" and t["samples_us"]["candidate"]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_graph_timing_audits_the_last_captured_call(tmp_path):
+    wc = InProc(backend="cuda")
+    relu = REPO / "tests" / "fixtures" / "kernelbench" / "relu.py"
+    wc.load(relu, variant="small")
+    assert wc.compile(relu, slot="baseline")["compiled"]
+    assert wc.compile(as_model_new(relu, tmp_path / "r.py"))["compiled"]
+    t = wc("time", seed=3, **QUICK)
+    assert t["timer"] == "cuda_graph", t
+    assert t["audit_failure"] == "" and t["audited"] == 1 + audit.FRESH_ROUNDS, t
+    assert not math.isnan(t["min_bytes"])
