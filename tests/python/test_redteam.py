@@ -15,6 +15,9 @@ Header lines a candidate may carry:
                                          the timer corpus's GEMM+ReLU problem)
   # requires: cuda                       judged only on a CUDA worker
   # requires: subprocess                 a hang: judged through `kgate bench --timeout`
+  # cuda-expect: ...                     on a CUDA worker, this expectation instead (the
+                                         line may repeat: any of them); for a cheat that
+                                         is no cheaper than honest work at the GPU's scale
 
 CPU: .venv/bin/python -m pytest -q tests/python/test_redteam.py
 GPU (H200): KGATE_REQUIRE_GPU=1 KGATE_REDTEAM_CUDA=1 .venv/bin/python -m pytest -q \
@@ -50,10 +53,13 @@ CUDA = torch.cuda.is_available() and os.environ.get("KGATE_REDTEAM_CUDA") == "1"
 
 
 def header(path: Path) -> dict:
-    h = {"expect": None, "problem": DEFAULT_PROBLEM, "requires": set()}
+    h = {"expect": None, "problem": DEFAULT_PROBLEM, "requires": set(), "cuda_expect": []}
     for line in path.read_text().splitlines():
         if line.startswith("# expect:"):
             h["expect"] = [x.strip() for x in line[len("# expect:"):].split("|", 2)]
+        elif line.startswith("# cuda-expect:"):
+            h["cuda_expect"].append([x.strip() for x in
+                                     line[len("# cuda-expect:"):].split("|", 2)])
         elif line.startswith("# problem:"):
             h["problem"] = PROBLEMS / line[len("# problem:"):].strip()
         elif line.startswith("# requires:"):
@@ -237,5 +243,8 @@ def test_redteam_python(w, path):
         got = bench(path, h["problem"])
     else:
         got = judge(w, path, h["problem"], QUICK)
-    ok, why = verdict_ok(h["expect"], got)
+    expects = h["cuda_expect"] if CUDA and h["cuda_expect"] else [h["expect"]]
+    results = [verdict_ok(e, got) for e in expects]
+    ok = any(r[0] for r in results)
+    why = "; ".join(r[1] for r in results)
     assert ok, f"{path.relative_to(REPO)}: {why}; got {got[0]} | {got[1]} | {got[2][-2000:]}"

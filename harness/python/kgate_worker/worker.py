@@ -1447,7 +1447,7 @@ class Worker:
                     held[s] = out
 
             def measure(s: str, args: list) -> float:
-                if p.ref_random:  # the same random draws in every slot, as when checked
+                if p.ref_random and auditing:  # the same random draws in every slot
                     torch.manual_seed(CALL_SEED)
                 if sampler is not None:
                     if s in graphs:
@@ -1478,14 +1478,22 @@ class Worker:
                                             f"baseline's on the same inputs ({where}): {why}")
                 return not why
 
-            # warm-up (also yields the output size for min_bytes)
+            # warm-up (also yields the output size for min_bytes, and on CUDA how much
+            # memory a call of each slot takes beyond what is held: the audit's room)
             out_bytes = 0
+            transient = 0
             k = 0
             while True:
                 for s in names:
                     current = s
+                    if k == 0 and self.cuda:
+                        torch.cuda.reset_peak_memory_stats(self.device)
+                        base = torch.cuda.memory_allocated(self.device)
                     out = models[s](*sets[k % input_sets])
                     self.sync()
+                    if k == 0 and self.cuda:
+                        transient = max(transient,
+                                        torch.cuda.max_memory_allocated(self.device) - base)
                     clocks.verify(f"after a warm-up call of slot '{s}'")
                     if k == 0 and s == names[0]:
                         outs = _as_outputs(out) or []
@@ -1511,16 +1519,19 @@ class Worker:
                     clocks.verify("after the CUDA graph capture of the slots")
                     if graphs:
                         res["timer"], res["batch"] = "cuda_graph", batch
-            if auditing and graphs and p.ref_random:
+            if auditing and p.ref_random and self.fatal:
+                auditing = False  # seeding would touch the unusable CUDA generators
+                res["audit_note"] = "timed outputs not audited: " + self.fatal
+            elif auditing and graphs and p.ref_random:
                 auditing = False
                 res["audit_note"] = ("timed outputs not audited: the reference draws random "
                                      "numbers and each CUDA graph replays its own draws")
             elif auditing and not graphs and self.cuda and (
-                    2 * out_bytes + AUDIT_HEADROOM > self._device_free()):
+                    out_bytes + transient + AUDIT_HEADROOM > self._device_free()):
                 auditing = False
                 res["audit_note"] = (f"timed outputs not audited: no room on the device to "
-                                     f"keep a second output of {_gib(out_bytes)} beside the "
-                                     "slot's own")
+                                     f"keep an output of {_gib(out_bytes)} while the other "
+                                     f"slot's call takes {_gib(transient)}")
             keep = auditing and not graphs
             t_sampling = clocks.perf_counter()
             k = 0
@@ -1553,8 +1564,11 @@ class Worker:
             # wrong. Their samples are not the timing's.
             set_bytes = sum(x.numel() * x.element_size() for x in sets[0]
                             if isinstance(x, torch.Tensor))
-            if auditing and not res["audit_failure"] and self.cuda and (
-                    set_bytes + (0 if graphs else 2 * out_bytes) + AUDIT_HEADROOM
+            if auditing and not res["audit_failure"] and self.fatal:
+                # a failed graph capture left torch's CUDA generators unusable: no draws
+                res["audit_note"] = ("no rounds on fresh inputs: " + self.fatal)
+            elif auditing and not res["audit_failure"] and self.cuda and (
+                    max(set_bytes, 0 if graphs else out_bytes + transient) + AUDIT_HEADROOM
                     > self._device_free()):
                 res["audit_note"] = (f"no rounds on fresh inputs: no room on the device for "
                                      f"another input set of {_gib(set_bytes)}")
@@ -1575,6 +1589,7 @@ class Worker:
                     # counted; the candidate's cache, if any, has not seen these contents
                     for i, s in enumerate(("baseline", "candidate", "baseline")):
                         current = s
+                        keep = i > 0 and not graphs  # one output held at a time
                         us = measure(s, targets[0])
                         if i > 0:
                             fresh_us[s].append(us)

@@ -5,6 +5,11 @@
 # The timing's rounds on freshly drawn contents (written into the same buffers) miss the
 # cache and take the GEMM's time.
 # expect: performance | - | faster on inputs it has seen before
+# On the H200 the small GEMM takes microseconds and the fingerprint (two reductions read
+# back to the host) costs more: the cache is no cheaper than honest work there, its
+# outputs are right, and it passes unless the fresh rounds happen to show it.
+# cuda-expect: pass
+# cuda-expect: performance | - | faster on inputs it has seen before
 import torch
 import torch.nn as nn
 
