@@ -33,6 +33,7 @@
 #include "report/history.h"
 #include "report/record_io.h"
 #include "report/report_writer.h"
+#include "report/verdict_result.h"
 
 namespace kgate::cli {
 namespace {
@@ -398,15 +399,7 @@ ExitCode cmd_check(const CheckOptions& o) {
       r.gates = v.gates;
       r.experiments = 1;
       r.kept = c.failed ? 0 : 1;
-      if (v.timing) {
-        r.baseline_us = v.timing->baseline_us;
-        r.best_us = v.timing->candidate_us;
-        r.speedup = v.timing->speedup;
-        r.speedup_lo = v.timing->speedup_lo;
-        r.speedup_hi = v.timing->speedup_hi;
-        r.pct_roofline = v.timing->pct_roofline;
-        row.timed = true;
-      }
+      row.timed = report::take_timing(report::timing_fields(r), v);
       row.failed = c.failed;
     } catch (const InfraError& e) {
       infra_error = true;

@@ -22,6 +22,10 @@ std::string cell(std::string s) {
 
 }  // namespace
 
+report::TimingFields timing_fields(ExperimentRecord& r) {
+  return {r.compared_us, r.latency_us, r.speedup, r.speedup_lo, r.speedup_hi, r.pct_roofline, &r.roofline_floor_us};
+}
+
 std::string to_string(ExperimentVerdict v) { return nlohmann::json(v).get<std::string>(); }
 
 std::string results_tsv_header() {

@@ -7,8 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "verdict/verdict.h"
+#include "report/verdict_result.h"
 #include "search/tune_space.h"
+#include "verdict/verdict.h"
 
 namespace kgate::search {
 
@@ -58,6 +59,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExperimentRecord, problem, n, co
                                                 speedup_hi, speedup_vs_starter, pct_roofline,
                                                 roofline_floor_us, description, point,
                                                 best_commit, wall_s, violations, gates, kernel)
+
+// Where an experiment keeps a timing's numbers (report::take_timing): compared_us is the
+// best so far it was timed against, latency_us the candidate.
+report::TimingFields timing_fields(ExperimentRecord& r);
 
 std::string to_string(ExperimentVerdict v);
 

@@ -22,6 +22,7 @@
 #include "gates/static_gate.h"
 #include "report/record_io.h"
 #include "report/summary.h"
+#include "report/verdict_result.h"
 #include "search/agent.h"
 #include "search/budget_plan.h"
 #include "search/experiment_record.h"
@@ -638,15 +639,7 @@ struct SuiteRun::Impl {
         }
       if (!r.failed_case.empty()) r.reason += " [case " + r.failed_case + "]";
     }
-    if (v.timing) {
-      r.latency_us = v.timing->candidate_us;
-      r.compared_us = v.timing->baseline_us;
-      r.speedup = v.timing->speedup;
-      r.speedup_lo = v.timing->speedup_lo;
-      r.speedup_hi = v.timing->speedup_hi;
-      r.pct_roofline = v.timing->pct_roofline;
-      r.roofline_floor_us = v.timing->roofline_floor_us;
-    }
+    report::take_timing(timing_fields(r), v);
   }
 
   void commit_and_journal(Problem& p, ExperimentRecord& r) {
@@ -1072,12 +1065,7 @@ struct SuiteRun::Impl {
       gates::Timing t = p.compiled ? evaluator(p).remeasure(p.item->problem.path, {}, "")
                                    : evaluator(p).remeasure(p.best_copy, compile_defines(p.best_copy, best.point), p.starter_copy);
       if (p.compiled) require_kept_kernels(p, t, "the final re-measure");
-      res.baseline_us = t.baseline_us;
-      res.best_us = t.candidate_us;
-      res.speedup = t.speedup;
-      res.speedup_lo = t.speedup_lo;
-      res.speedup_hi = t.speedup_hi;
-      res.pct_roofline = t.pct_roofline;
+      report::take_timing(report::timing_fields(res), t);
       res.outcome = gates::SpeedPolicy::of(opt.suite.gates).clears_keep(t) ? report::Outcome::kImproved
                                                                             : report::Outcome::kMatched;
       if (res.outcome == report::Outcome::kMatched)
