@@ -1098,13 +1098,7 @@ struct SuiteRun::Impl {
     res.env.set_software(h.device.driver, h.cuda, h.torch, h.triton);
     auto sr = stop_reasons.find(p.item->problem_id);
     if (sr != stop_reasons.end() && res.reason.empty()) res.reason = "moved on: " + sr->second;
-    json e = {{"event", "problem_done"},
-              {"problem", p.item->problem_id},
-              {"result", res},
-              {"time", utc_now("%Y-%m-%dT%H:%M:%SZ")}};
-    journal->append(e);
-    p.done = res;
-    write_result(res);
+    problem_done(p, std::move(res));
   }
 
   // A/A: the reference through every gate against itself. Passing with a timing verdict of
@@ -1198,6 +1192,17 @@ struct SuiteRun::Impl {
     report::write_result(opt.out, res);
   }
 
+  // The one emitter of a problem's end: journaled (from here on the problem is done; an
+  // `infra` one is an infrastructure error a resume goes on from), then its record.
+  void problem_done(Problem& p, report::ProblemResult res, bool infra = false) {
+    json e = {{"event", "problem_done"}, {"problem", p.item->problem_id}, {"result", res},
+              {"time", utc_now("%Y-%m-%dT%H:%M:%SZ")}};
+    if (infra) e["infra"] = true;
+    journal->append(e);
+    p.done = std::move(res);
+    write_result(*p.done);
+  }
+
   void error_result(Problem& p, const std::string& why) {
     // The worktree back at the journaled best, as a revert leaves it (a failed write or a
     // full disk mid-experiment left the candidate's edit). Best effort: the same trouble
@@ -1214,11 +1219,7 @@ struct SuiteRun::Impl {
     res.reason = why;
     res.experiments = p.experiments();
     res.kept = p.kept();
-    json e = {{"event", "problem_done"}, {"problem", p.item->problem_id}, {"result", res},
-              {"infra", true}, {"time", utc_now("%Y-%m-%dT%H:%M:%SZ")}};
-    journal->append(e);
-    p.done = res;
-    write_result(res);
+    problem_done(p, std::move(res), /*infra=*/true);
   }
 
   // ---- run.json ---------------------------------------------------------------------------
@@ -1295,10 +1296,7 @@ struct SuiteRun::Impl {
         report::ProblemResult res = base_result(p);
         res.outcome = report::Outcome::kSkipped;
         res.reason = p.item->skip_reason;
-        journal->append({{"event", "problem_done"}, {"problem", p.item->problem_id}, {"result", res},
-                         {"time", utc_now("%Y-%m-%dT%H:%M:%SZ")}});
-        p.done = res;
-        write_result(res);
+        problem_done(p, std::move(res));
         continue;
       }
       if (interrupted(opt.interrupted)) break;
