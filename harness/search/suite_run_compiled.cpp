@@ -1,0 +1,181 @@
+// Compiled mode (dispatch-aware KernelBench) in a suite run: torch.compile's model taken
+// apart into Inductor Triton kernels, searched one kernel at a time.
+#include "search/suite_run_phases.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "core/error.h"
+#include "gates/static_gate.h"
+
+namespace kgate::search::suite {
+
+namespace fs = std::filesystem;
+
+std::string kernel_rel(const std::string& k) {
+  return (fs::path(gates::kKernelsDir) / (k + ".py")).generic_string();
+}
+
+void select_kernel(RunState& st, Problem& p, const std::string& k) {
+  p.kernel = k;
+  p.candidate_rel = kernel_rel(k);
+  fs::path state = fs::absolute(fs::path(st.opt.out) / "state" / p.item->problem_id);
+  p.starter_copy = (state / "starter" / p.candidate_rel).string();
+  p.best_copy = (state / "best" / p.candidate_rel).string();
+  const ExperimentRecord* base = p.baseline();
+  write_plain(p.starter_copy, base && !base->commit.empty() ? p.repo->file_at(base->commit, p.candidate_rel)
+                                                            : read_text((fs::path(p.ws) / p.candidate_rel).string()));
+  write_plain(p.best_copy, read_text((fs::path(p.ws) / p.candidate_rel).string()));
+}
+
+void require_kept_kernels(const Problem& p, const gates::Timing& t, const std::string& what) {
+  std::set<std::string> in_model(t.swapped.begin(), t.swapped.end());
+  in_model.insert(t.unchanged.begin(), t.unchanged.end());
+  for (const auto& r : p.records)
+    if (r.verdict == ExperimentVerdict::kKeep && !r.kernel.empty() && !in_model.count(r.kernel))
+      throw InfraError(p.item->problem_id + ": " + what + " did not swap in the kept kernel " + r.kernel +
+                       (t.note.empty() ? "" : " (" + t.note + ")"));
+}
+
+std::vector<TemplateOffer> template_offers(const Problem& p, const std::string& k) {
+  std::vector<TemplateOffer> out;
+  for (const auto& e : p.inventory.value("kernels", json::array())) {
+    if (e.value("name", "") != k) continue;
+    for (const auto& t : e.value("templates", json::array())) {
+      TemplateOffer o{t.value("template", ""), (fs::path(p.ws) / t.value("file", "")).string(), t.value("why", "")};
+      if (o.name.empty() || !fs::is_regular_file(o.file))
+        throw InfraError(p.item->problem_id + ": inventory.json lists template '" + o.name + "' of " + k +
+                         " at " + o.file + ", which is not a file");
+      out.push_back(std::move(o));
+    }
+  }
+  return out;
+}
+
+void plan_kernels(RunState& st, Problem& p) {
+  const json& inv = p.inventory;
+  p.kernel_order.clear();
+  p.fallback_kind.clear();
+  p.fallback_reason.clear();
+  struct K { std::string name; double bound; };
+  std::vector<K> ks;  // call order; the stable sort below keeps it among equal bounds
+  bool profiled = false;
+  for (const auto& k : inv.value("kernels", json::array())) {
+    if (k.value("device_us", 0.0) > 0) profiled = true;
+    ks.push_back({k.value("name", ""), k.value("amdahl_bound", 0.0)});
+  }
+  const double threshold = st.opt.suite.gates.keep_threshold;
+  if (ks.empty()) {
+    p.fallback_kind = "no-triton";
+    std::string why = inv.value("no_triton_reason", std::string());
+    p.fallback_reason = why.empty() ? "torch.compile generated no Triton kernels" : why;
+    return;
+  }
+  std::stable_sort(ks.begin(), ks.end(), [](const K& a, const K& b) { return a.bound > b.bound; });
+  for (const auto& k : ks)
+    if (!profiled || k.bound <= 0 || k.bound >= threshold) p.kernel_order.push_back(k.name);
+  if (p.kernel_order.empty()) {
+    // Two reasons a bound stays under the threshold: the kernels are too small a share of
+    // the model (even at zero time they could not clear it), or they already run near
+    // copy bandwidth.
+    double zero_time_bound = 1;
+    for (const auto& k : inv.value("kernels", json::array()))
+      zero_time_bound = std::max(zero_time_bound, 1 / std::max(1e-9, 1 - k.value("share", 0.0)));
+    const std::string share = fmt(inv.value("triton_share", 0.0) * 100, "%.1f");
+    const std::string gain = "even at copy bandwidth they would gain at most " + fmt(ks.front().bound, "%.3f") +
+                             "x (keep threshold " + fmt(threshold, "%.2f") + "x)";
+    if (zero_time_bound < threshold) {
+      p.fallback_kind = "extern-dominated";
+      p.fallback_reason = "extern-dominated: Triton kernels are " + share + "% of the compiled model's GPU time; " + gain;
+    } else {
+      p.fallback_kind = "at-roofline";
+      p.fallback_reason = "at roofline: Triton kernels are " + share +
+                          "% of the compiled model's GPU time and already near copy bandwidth; " + gain;
+    }
+  }
+}
+
+std::string describe_inventory(const json& inv) {
+  const size_t nk = inv.value("kernels", json::array()).size();
+  const size_t ne = inv.value("externs", json::array()).size();
+  std::string s = "torch.compile's model: " + std::to_string(nk) + " Triton kernel" + (nk == 1 ? "" : "s") + ", " +
+                  std::to_string(ne) + " extern call" + (ne == 1 ? "" : "s");
+  if (inv.value("model_device_us", 0.0) > 0)
+    s += ", Triton " + fmt(inv.value("triton_share", 0.0) * 100, "%.1f") + "% of " +
+         fmt(inv.value("model_device_us", 0.0), "%.1f") + " us GPU time";
+  size_t seeded = 0;
+  for (const auto& k : inv.value("kernels", json::array())) seeded += k.contains("seed_launch") ? 1 : 0;
+  if (seeded) s += ", " + std::to_string(seeded) + " seeded by " + inv.value("seed_mode", std::string("another compile"));
+  return s;
+}
+
+void load_inventory(RunState& st, Problem& p) {
+  std::string path = (fs::path(p.ws) / kInventoryFile).string();
+  try {
+    p.inventory = json::parse(read_text(path));
+  } catch (const json::exception& e) {
+    throw InfraError(path + ": unreadable inventory: " + e.what());
+  }
+  plan_kernels(st, p);
+}
+
+void compiled_fallback(const Problem& p, report::ProblemResult& res) {
+  res.outcome = report::Outcome::kFallback;
+  if (!p.fallback_kind.empty()) {
+    res.fallback_kind = p.fallback_kind;
+    res.reason = p.fallback_reason;
+    return;
+  }
+  std::map<std::string, int> failed;
+  int evaluated = 0, passed = 0;
+  for (const auto& r : p.records) {
+    if (r.n == 0) continue;
+    if (r.passed) ++passed;
+    if (!r.failed_gate.empty()) ++failed[r.failed_gate];
+    if (r.passed || !r.failed_gate.empty()) ++evaluated;
+  }
+  if (passed > 0 || evaluated == 0) {
+    res.fallback_kind = "not-faster";
+    res.reason = evaluated == 0 ? "not faster: no kernel edit was evaluated (" + std::to_string(p.experiments()) +
+                                      " experiments)"
+                                : "not faster: " + std::to_string(passed) + " of " + std::to_string(evaluated) +
+                                      " kernel edits passed every gate, none beat torch.compile's kernels";
+    return;
+  }
+  res.fallback_kind = "gate-failed";
+  std::string list;
+  for (const auto& [g, n] : failed) list += (list.empty() ? "" : ", ") + g + " " + std::to_string(n);
+  res.reason = failed.size() == 1 ? "every candidate failed the " + failed.begin()->first + " gate (" +
+                                        std::to_string(evaluated) + ")"
+                                  : "every candidate failed a gate (" + list + ")";
+}
+
+void fill_compiled(const Problem& p, report::ProblemResult& res) {
+  res.mode = "compiled";
+  res.baseline_kind = p.item->problem.kernelbench_baseline;
+  res.triton_share = p.inventory.value("triton_share", 0.0);
+  res.triton_kernels = static_cast<int>(p.inventory.value("kernels", json::array()).size());
+  res.extern_calls = static_cast<int>(p.inventory.value("externs", json::array()).size());
+  res.kernels_searched = p.kernels_searched;
+  std::set<std::string> kept, templated;
+  for (const auto& r : p.records)
+    if (r.verdict == ExperimentVerdict::kKeep) {
+      kept.insert(r.kernel);
+      if (r.point.count(kTemplatePointKey)) templated.insert(r.kernel);
+    }
+  res.kernels_kept = static_cast<int>(kept.size());
+  res.templates_kept = static_cast<int>(templated.size());
+  res.best_candidate = (fs::path(p.ws) / gates::kKernelsDir).string();
+  // The best is a set of kernel files: hash their names and contents together.
+  std::string manifest;
+  std::error_code ec;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(fs::path(p.ws) / gates::kKernelsDir, ec))
+    if (e.path().extension() == ".py") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) manifest += fs::path(f).filename().string() + " " + gates::hash_file(f) + "\n";
+  res.best_hash = gates::hash_bytes(manifest);
+}
+
+}  // namespace kgate::search::suite

@@ -1,0 +1,151 @@
+// The final phase of a suite run: a problem's result, and the run's run.json.
+#include "search/suite_run_phases.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "gates/static_gate.h"
+#include "report/record_io.h"
+#include "report/run_info.h"
+#include "report/verdict_result.h"
+#include "verdict/speed_policy.h"
+
+namespace kgate::search::suite {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A/A: the reference through every gate against itself. Passing with a timing verdict of
+// no difference is `matched`; a difference the keep or regression rule would act on is a
+// false alarm of this runner, an error (the pipeline must not trust its verdicts). Other
+// performance-gate flags of the A/A (a time under the roofline floor, as cache-resident
+// sizes read on a CPU) concern both sides alike and are kept in the reason.
+void aa_result(const RunState& st, const ExperimentRecord& base, report::ProblemResult& res) {
+  const auto& g = st.opt.suite.gates;
+  res.baseline_us = res.best_us = base.latency_us;
+  res.speedup = base.speedup;
+  res.speedup_lo = base.speedup_lo;
+  res.speedup_hi = base.speedup_hi;
+  res.pct_roofline = base.pct_roofline;
+  const std::string ci = fmt(base.speedup, "%.3f") + "x [" + fmt(base.speedup_lo, "%.3f") + ", " +
+                         fmt(base.speedup_hi, "%.3f") + "]";
+  const bool flagged = std::any_of(base.gates.begin(), base.gates.end(), [](const gates::GateResult& r) {
+    return r.gate == gates::Gate::kPerformance && r.status == gates::GateStatus::kFail;
+  });
+  const std::string also = flagged ? " (" + base.reason + ")" : "";
+  if (gates::SpeedPolicy::of(g).aa_alarm(base.speedup_lo, base.speedup_hi)) {
+    res.outcome = report::Outcome::kError;
+    res.reason = "A/A false alarm: the reference timed against itself reads " + ci + also;
+    return;
+  }
+  res.outcome = report::Outcome::kMatched;
+  res.reason = "A/A: the reference passed every gate against itself, " + ci + also;
+}
+
+}  // namespace
+
+void finalize(RunState& st, Problem& p, double wall_s) {
+  report::ProblemResult res = st.base_result(p);
+  const ExperimentRecord* base = p.baseline();
+  res.experiments = p.experiments();
+  res.kept = p.kept();
+  res.baseline_commit = base ? base->commit : "";
+  const ExperimentRecord& best = p.best();
+  res.best_commit = best.commit;
+  res.best_hash = gates::hash_file(p.best_copy);
+  res.gates = best.gates;
+  res.wall_s = (base ? base->wall_s : 0) + std::max(wall_s, p.spent_s());
+  if (!base || !base->passed) {
+    res.outcome = report::Outcome::kError;
+    const bool unjudged = base && base->reason.rfind("cannot judge", 0) == 0;
+    res.reason = !base      ? "no baseline"
+                 : unjudged ? "kgate cannot judge this problem: " + base->reason
+                 : (st.aa_mode(p) ? "A/A false reject: the reference itself fails the " : "the starter fails the ") +
+                       base->failed_gate + " gate: " + base->reason;
+    res.baseline_us = base ? base->latency_us : 0;
+  } else if (st.aa_mode(p)) {
+    aa_result(st, *base, res);
+  } else if (res.kept == 0) {
+    bool any_passed = std::any_of(p.records.begin() + 1, p.records.end(),
+                                  [](const ExperimentRecord& r) { return r.passed; });
+    res.outcome = any_passed ? report::Outcome::kMatched : report::Outcome::kFallback;
+    res.reason = any_passed ? "no candidate was faster than the starter"
+                            : "no candidate passed every gate; the starter is kept";
+    if (p.compiled) compiled_fallback(p, res);
+    res.baseline_us = res.best_us = base->latency_us;
+    res.speedup = res.speedup_lo = res.speedup_hi = 1;
+    res.pct_roofline = base->pct_roofline;
+  } else {
+    // Compiled mode: the workspace's kernel set (the branch is at the best) against
+    // torch.compile's own model.
+    gates::Timing t = p.compiled ? st.evaluator(p).remeasure(p.item->problem.path, {}, "")
+                                 : st.evaluator(p).remeasure(p.best_copy, compile_defines(p.best_copy, best.point), p.starter_copy);
+    if (p.compiled) require_kept_kernels(p, t, "the final re-measure");
+    report::take_timing(report::timing_fields(res), t);
+    res.outcome = gates::SpeedPolicy::of(st.opt.suite.gates).clears_keep(t) ? report::Outcome::kImproved
+                                                                          : report::Outcome::kMatched;
+    if (res.outcome == report::Outcome::kMatched)
+      res.reason = "the final re-measure did not confirm the speedup (lower bound " +
+                   fmt(t.speedup_lo, "%.3f") + "x" + (t.note.empty() ? "" : "; " + t.note) + ")";
+  }
+  if (!p.degenerate.empty() && res.outcome == report::Outcome::kImproved) {
+    res.outcome = report::Outcome::kMatched;
+    res.reason = "degenerate problem (" + p.degenerate + "): never counted as improved";
+  }
+  if (p.item->problem.kind == "kernelbench" && base && base->passed && res.best_us > 0 && !st.aa_mode(p)) {
+    // KernelBench: the final best against the reference model, interleaved; the ratio is
+    // kept by expressing the reference in the best's measured time. (A problem that
+    // moved on without a search has no evaluator since the baseline phase: start one.)
+    auto timings = p.compiled ? st.evaluator(p).reference_timings(p.item->problem.path, {})
+                              : st.evaluator(p).reference_timings(p.best_copy, compile_defines(p.best_copy, best.point));
+    for (const auto& [mode, t] : timings) {
+      if (t.candidate_us <= 0) continue;
+      if (p.compiled) require_kept_kernels(p, t, "the re-measure against " + mode);
+      double ref_us = res.best_us * t.speedup;
+      if (mode == "eager") res.eager_us = ref_us;
+      if (mode == "compile") res.compile_us = ref_us;
+      if (mode == "compile-max-autotune") res.compile_max_autotune_us = ref_us;
+    }
+  }
+  if (p.compiled) fill_compiled(p, res);
+  res.env.gpu = p.eval ? p.eval->device_name() : st.device_name;
+  // the software the problem's worker ran (the run's first worker's once it is released)
+  const protocol::HelloResult h = p.eval ? p.eval->runtime() : st.runtime;
+  res.env.set_software(h.device.driver, h.cuda, h.torch, h.triton);
+  auto sr = st.stop_reasons.find(p.item->problem_id);
+  if (sr != st.stop_reasons.end() && res.reason.empty()) res.reason = "moved on: " + sr->second;
+  st.problem_done(p, std::move(res));
+}
+
+void write_run_json(RunState& st, bool finished, bool was_interrupted) {
+  report::RunInfo info;
+  info.kind = report::RunKind::kRun;
+  info.suite = st.opt.suite.id;
+  info.run_id = st.run_id;
+  info.config_hash = st.opt.config_hash;
+  info.seed = st.seed;
+  info.started_at = st.started_at;
+  info.finished_at = finished ? utc_now("%Y-%m-%dT%H:%M:%SZ") : "";
+  info.interrupted = was_interrupted;
+  info.env = report::host_environment(st.opt.backend);
+  if (!st.items.empty()) info.env.gpu_target = st.items.front().gpu_target;
+  info.env.gpu = st.device_name;
+  info.env.set_software(st.runtime.device.driver, st.runtime.cuda, st.runtime.torch, st.runtime.triton);
+  info.shard = st.opt.shard;
+  info.planned = st.opt.planned;
+  if (info.planned.empty())
+    for (const auto& it : st.items) info.planned.push_back(it.level + "/" + it.problem_id);
+  info.fail_on_performance = st.opt.suite.fail_on.performance;
+  info.regression_threshold = st.opt.suite.gates.regression_threshold;
+  try {
+    report::write_run_info(st.opt.out, info);
+  } catch (const Error& e) {
+    log::warn(std::string("run.json: ") + e.what());
+  }
+}
+
+}  // namespace kgate::search::suite
