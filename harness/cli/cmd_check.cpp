@@ -203,318 +203,382 @@ struct Row {
   bool failed = false;
 };
 
-}  // namespace
+// The PR check as its named steps, in the order cmd_check takes them.
+class PrCheck {
+ public:
+  explicit PrCheck(const CheckOptions& o) : o_(o), git_(open_repository(o)) {}
 
-ExitCode cmd_check(const CheckOptions& o) {
-  const auto t_start = std::chrono::steady_clock::now();
-  if (o.out.empty()) throw UsageError("--out: an output directory is required");
-  if (!o.backend.empty() && o.backend != "host" && o.backend != "cuda")
-    throw UsageError("--backend " + o.backend + ": host or cuda");
+  ExitCode run() {
+    resolve_refs();
+    load_config();
+    map_changes();
+    print_plan();
+    start_records();
+    if (map_.targets.empty() && map_.other_backend.empty()) return nothing_to_check();
+    for (const auto& s : map_.other_backend) skip(s);
+    for (const Target& t : map_.targets) gate(t);
+    info_.finished_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+    report::write_run_info(o_.out, info_);
+    const report::WrittenReports written = compare_and_report();
+    print_table(written);
+    return verdict(written);
+  }
+
+ private:
+  // The options that need no repository, then the repository itself.
+  static GitView open_repository(const CheckOptions& o) {
+    if (o.out.empty()) throw UsageError("--out: an output directory is required");
+    if (!o.backend.empty() && o.backend != "host" && o.backend != "cuda")
+      throw UsageError("--backend " + o.backend + ": host or cuda");
+    return GitView(o.repo);
+  }
 
   // ---- repository, refs, merge-base ----
-  GitView git(o.repo);
-  const git_oid head = git.resolve("HEAD");
-  const git_oid base_tip = git.resolve(o.base);
-  const git_oid mb = git.merge_base(base_tip, head);
-  git.open_base(mb);
-  const std::string mb_sha = oid_str(&mb), head_sha = oid_str(&head);
-
-  // ---- configuration ----
-  std::error_code ec;
-  const std::string cfg_root = fs::is_directory(fs::path(o.repo) / "configs", ec)
-                                   ? fs::absolute(o.repo).lexically_normal().string()
-                                   : git.workdir();
-  config::Diagnostics diags;
-  config::Catalog cat = config::load_repo_catalog(cfg_root, diags);
-  if (diags.has_errors()) throw UsageError(diags.str());
-
-  config::GateThresholds thresholds;
-  config::MeasurementConfig measurement;
-  std::string suite_id = "check";
-  std::string suite_backend;
-  std::vector<std::string> suite_gpus;
-  if (!o.suite.empty()) {
-    std::optional<config::Suite> suite;
-    if (fs::is_regular_file(o.suite, ec)) suite = config::load_suite(o.suite);
-    else if (const config::Suite* s = cat.suite(o.suite)) suite = *s;
-    else throw UsageError("--suite " + o.suite + ": error: no such suite file or suite id");
-    thresholds = suite->gates;
-    measurement = suite->measurement;
-    suite_id = suite->id;
-    suite_gpus = suite->gpus;
-    if (suite->backend == "host" || suite->backend == "cuda") suite_backend = suite->backend;
+  void resolve_refs() {
+    const git_oid head = git_.resolve("HEAD");
+    const git_oid base_tip = git_.resolve(o_.base);
+    const git_oid mb = git_.merge_base(base_tip, head);
+    git_.open_base(mb);
+    mb_sha_ = oid_str(&mb);
+    head_sha_ = oid_str(&head);
   }
-  const std::string backend = !o.backend.empty() ? o.backend : !suite_backend.empty() ? suite_backend : "host";
-  const uint64_t seed = o.seed ? *o.seed : std::random_device{}() % 1000000000ULL;
+
+  // ---- configuration: the catalog, the suite's thresholds and measurement, backend, seed ----
+  void load_config() {
+    std::error_code ec;
+    const std::string cfg_root = fs::is_directory(fs::path(o_.repo) / "configs", ec)
+                                     ? fs::absolute(o_.repo).lexically_normal().string()
+                                     : git_.workdir();
+    config::Diagnostics diags;
+    cat_ = config::load_repo_catalog(cfg_root, diags);
+    if (diags.has_errors()) throw UsageError(diags.str());
+    std::string suite_backend;
+    if (!o_.suite.empty()) {
+      std::optional<config::Suite> suite;
+      if (fs::is_regular_file(o_.suite, ec)) suite = config::load_suite(o_.suite);
+      else if (const config::Suite* s = cat_.suite(o_.suite)) suite = *s;
+      else throw UsageError("--suite " + o_.suite + ": error: no such suite file or suite id");
+      thresholds_ = suite->gates;
+      measurement_ = suite->measurement;
+      suite_id_ = suite->id;
+      suite_gpus_ = suite->gpus;
+      if (suite->backend == "host" || suite->backend == "cuda") suite_backend = suite->backend;
+    }
+    backend_ = !o_.backend.empty() ? o_.backend : !suite_backend.empty() ? suite_backend : "host";
+    seed_ = o_.seed ? *o_.seed : std::random_device{}() % 1000000000ULL;
+  }
 
   // ---- changed files -> problems ----
-  std::vector<std::string> changed;
-  const bool explicit_changed = !o.changed.empty();
-  if (explicit_changed) {
-    for (const auto& c : o.changed) {
-      fs::path p(c);
-      if (p.is_absolute()) {
-        std::string rel = check::detail::below(check::detail::canon(p), check::detail::canon(git.workdir()));
-        if (rel.empty()) {
-          log::warn(c + ": outside the repository " + git.workdir() + "; ignored");
-          continue;
+  void map_changes() {
+    const bool explicit_changed = !o_.changed.empty();
+    if (explicit_changed) {
+      for (const auto& c : o_.changed) {
+        fs::path p(c);
+        if (p.is_absolute()) {
+          std::string rel = check::detail::below(check::detail::canon(p), check::detail::canon(git_.workdir()));
+          if (rel.empty()) {
+            log::warn(c + ": outside the repository " + git_.workdir() + "; ignored");
+            continue;
+          }
+          changed_.push_back(rel);
+        } else {
+          changed_.push_back(p.lexically_normal().generic_string());
         }
-        changed.push_back(rel);
-      } else {
-        changed.push_back(p.lexically_normal().generic_string());
       }
+    } else {
+      changed_ = git_.changed_paths();
     }
-  } else {
-    changed = git.changed_paths();
+    map_ = check::map_changed_files(cat_, git_.workdir(), changed_, backend_);
+    if (explicit_changed)
+      for (const auto& u : map_.unmapped)
+        log::warn(u + ": maps to no problem (not a native starter for backend " + backend_ +
+                  " nor a KernelBench solution); ignored");
   }
-  ChangeMap map = check::map_changed_files(cat, git.workdir(), changed, backend);
-  if (explicit_changed)
-    for (const auto& u : map.unmapped)
-      log::warn(u + ": maps to no problem (not a native starter for backend " + backend +
-                " nor a KernelBench solution); ignored");
 
-  std::printf("kgate check: base %s (merge-base %s), HEAD %s, backend %s\n", o.base.c_str(),
-              mb_sha.substr(0, 12).c_str(), head_sha.substr(0, 12).c_str(), backend.c_str());
-  std::printf("seed %llu (reproduce with --seed %llu)\n", static_cast<unsigned long long>(seed),
-              static_cast<unsigned long long>(seed));
-  std::printf("%zu changed file%s, %zu problem%s to check\n", changed.size(), changed.size() == 1 ? "" : "s",
-              map.targets.size(), map.targets.size() == 1 ? "" : "s");
-  for (const auto& t : map.targets) std::printf("  %s -> %s\n", t.rel.c_str(), t.problem.c_str());
-  for (const auto& s : map.other_backend)
-    std::printf("  %s -> %s (starter for backend %s: skipped; check with --backend %s)\n", s.rel.c_str(),
-                s.problem.c_str(), s.backend.c_str(), s.backend.c_str());
-  std::fflush(stdout);
+  void print_plan() const {
+    std::printf("kgate check: base %s (merge-base %s), HEAD %s, backend %s\n", o_.base.c_str(),
+                mb_sha_.substr(0, 12).c_str(), head_sha_.substr(0, 12).c_str(), backend_.c_str());
+    std::printf("seed %llu (reproduce with --seed %llu)\n", static_cast<unsigned long long>(seed_),
+                static_cast<unsigned long long>(seed_));
+    std::printf("%zu changed file%s, %zu problem%s to check\n", changed_.size(), changed_.size() == 1 ? "" : "s",
+                map_.targets.size(), map_.targets.size() == 1 ? "" : "s");
+    for (const auto& t : map_.targets) std::printf("  %s -> %s\n", t.rel.c_str(), t.problem.c_str());
+    for (const auto& s : map_.other_backend)
+      std::printf("  %s -> %s (starter for backend %s: skipped; check with --backend %s)\n", s.rel.c_str(),
+                  s.problem.c_str(), s.backend.c_str(), s.backend.c_str());
+    std::fflush(stdout);
+  }
 
-  // ---- the run's records ----
-  fs::create_directories(o.out, ec);
-  if (ec) throw InfraError(o.out + ": cannot create: " + ec.message());
-  fs::remove_all(fs::path(o.out) / "results", ec);  // a previous check's records are not ours
-  report::RunInfo info;
-  info.kind = report::RunKind::kCheck;
-  info.suite = suite_id;
-  if (const char* env = std::getenv("KGATE_RUN_ID"); env && *env) info.run_id = env;
-  else info.run_id = "check-" + utc_now("%Y%m%dT%H%M%SZ") + "-" + head_sha.substr(0, 12);
-  info.config_hash = gates::hash_bytes(mb_sha + "\n" + head_sha + "\n" + suite_id + "\n" + backend);
-  info.seed = seed;
-  info.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
-  info.env = report::host_environment(backend);
-  for (const auto& t : map.targets) info.planned.push_back(t.problem);
-  for (const auto& s : map.other_backend) info.planned.push_back(s.problem);
-  info.fail_on_performance = true;  // a PR check fails on a significant slowdown
-  info.regression_threshold = thresholds.regression_threshold;
-  report::write_run_info(o.out, info);
+  // ---- the run's records: OUT emptied of a previous check's, run.json started ----
+  void start_records() {
+    std::error_code ec;
+    fs::create_directories(o_.out, ec);
+    if (ec) throw InfraError(o_.out + ": cannot create: " + ec.message());
+    fs::remove_all(fs::path(o_.out) / "results", ec);  // a previous check's records are not ours
+    info_.kind = report::RunKind::kCheck;
+    info_.suite = suite_id_;
+    if (const char* env = std::getenv("KGATE_RUN_ID"); env && *env) info_.run_id = env;
+    else info_.run_id = "check-" + utc_now("%Y%m%dT%H%M%SZ") + "-" + head_sha_.substr(0, 12);
+    info_.config_hash = gates::hash_bytes(mb_sha_ + "\n" + head_sha_ + "\n" + suite_id_ + "\n" + backend_);
+    info_.seed = seed_;
+    info_.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+    info_.env = report::host_environment(backend_);
+    for (const auto& t : map_.targets) info_.planned.push_back(t.problem);
+    for (const auto& s : map_.other_backend) info_.planned.push_back(s.problem);
+    info_.fail_on_performance = true;  // a PR check fails on a significant slowdown
+    info_.regression_threshold = thresholds_.regression_threshold;
+    report::write_run_info(o_.out, info_);
+  }
 
-  if (map.targets.empty() && map.other_backend.empty()) {
-    info.finished_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
-    report::write_run_info(o.out, info);
+  ExitCode nothing_to_check() {
+    info_.finished_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+    report::write_run_info(o_.out, info_);
     try {
-      report::write_reports(report::RunRecords{info, {}}, o.out);  // an empty JUnit for CI
+      report::write_reports(report::RunRecords{info_, {}}, o_.out);  // an empty JUnit for CI
     } catch (const Error& e) {
       log::warn(std::string("reports: ") + e.what());
     }
-    std::printf("\nnothing to check: no changed kernel file against %s (%s)\n", o.base.c_str(),
-                mb_sha.substr(0, 12).c_str());
+    std::printf("\nnothing to check: no changed kernel file against %s (%s)\n", o_.base.c_str(),
+                mb_sha_.substr(0, 12).c_str());
     std::printf("verdict: PASS (nothing to check)\n");
     return ExitCode::kPass;
   }
 
-  // ---- gate every changed problem ----
-  std::vector<Row> rows;
-  bool infra_error = false, usage_error = false;
-  for (const auto& s : map.other_backend) {
+  // A result of this check for problem `id` of `level`, before any gate.
+  report::ProblemResult result_for(const std::string& level, const std::string& id) const {
     report::ProblemResult r;
-    r.run_id = info.run_id;
-    r.suite = suite_id;
-    r.level = s.level;
-    r.problem = name_in_level(s.level, s.problem);
-    r.outcome = report::Outcome::kSkipped;
-    r.reason = s.rel + " is the starter for backend " + s.backend + "; this check ran backend " + backend;
-    r.seed = seed;
-    r.env = info.env;
-    report::write_result(o.out, r);
-    rows.push_back({s.problem, "-", 0, 0, 0, 0, 0, false, "skipped", r.reason, false});
+    r.run_id = info_.run_id;
+    r.suite = suite_id_;
+    r.level = level;
+    r.problem = name_in_level(level, id);
+    r.seed = seed_;
+    r.env = info_.env;
+    return r;
   }
 
-  for (const Target& t : map.targets) {
-    std::printf("\n%s  (%s)\n", t.problem.c_str(), t.rel.c_str());
-    std::fflush(stdout);
-    const auto t0 = std::chrono::steady_clock::now();
-    report::ProblemResult r;
-    r.run_id = info.run_id;
-    r.suite = suite_id;
-    r.level = t.level;
-    r.problem = name_in_level(t.level, t.problem);
-    r.seed = seed;
-    r.env = info.env;
-    r.best_candidate = t.candidate;
-    r.best_commit = head_sha;
-    r.baseline_commit = mb_sha;
+  // The result's record written and its row of the table.
+  void record(const std::string& id, const report::ProblemResult& r, bool timed, bool failed) {
+    report::write_result(o_.out, r);
     Row row;
-    std::error_code src_ec;
-    if (fs::is_regular_file(t.source, src_ec)) r.config_key = config_key_of(t.source, backend);
-    row.problem = t.problem;
-    try {
-      r.best_hash = gates::hash_file(t.candidate);
-      config::NativeProblem problem = t.kind == "kernelbench"
-                                          ? config::kernelbench_problem(t.problem, t.source, t.baseline_mode)
-                                          : *t.native;
-      // The base version: the changed file's blob at the merge-base, under its own name.
-      std::string base_file;
-      std::optional<std::string> blob = git.base_blob(t.rel);
-      if (blob) {
-        fs::path dir = fs::path(o.out) / "base" /
-                       fs::path(report::record_file_name(t.level, r.problem)).stem();
-        fs::create_directories(dir, ec);
-        base_file = (dir / fs::path(t.rel).filename()).string();
-        std::ofstream f(base_file, std::ios::binary | std::ios::trunc);
-        f << *blob;
-        if (!f.flush()) throw InfraError(base_file + ": cannot write the base version");
-        r.baseline_kind = "base";
-        std::printf("  baseline: the base version (%s at %s)\n", t.rel.c_str(), mb_sha.substr(0, 12).c_str());
-      } else if (t.kind == "kernelbench") {
-        r.baseline_kind = problem.kernelbench_baseline;
-        std::printf("  baseline: new file, timed against the reference model (%s)\n", r.baseline_kind.c_str());
-      } else {
-        r.baseline_kind = problem.baselines.count(backend) ? "reference" : "starter";
-        std::printf("  baseline: new file, timed against the problem's default (%s)\n", r.baseline_kind.c_str());
-      }
-      std::fflush(stdout);
-
-      gates::EvalOptions opt;
-      opt.backend = backend;
-      opt.seed = seed;
-      opt.thresholds = thresholds;
-      opt.measurement = measurement;
-      gates::Evaluator ev(problem, opt);
-      r.env.gpu = ev.device().name;
-      r.env.set_software(ev.device().driver, ev.runtime().cuda, ev.runtime().torch, ev.runtime().triton);
-      r.env.gpu_target = check::gpu_target_for(cat, suite_gpus, backend, ev.device().name, ev.device().cc);
-      gates::CandidateVerdict v = ev.evaluate(t.candidate, {}, base_file);
-      print_verdict(v);
-      check::Conclusion c = check::check_outcome(v, thresholds);
-      r.outcome = c.outcome;
-      r.reason = c.reason;
-      if (!blob) r.reason = "new file: no base version, baseline is the problem's default (" + r.baseline_kind +
-                            ")" + (r.reason.empty() ? "" : "; " + r.reason);
-      r.gates = v.gates;
-      r.experiments = 1;
-      r.kept = c.failed ? 0 : 1;
-      row.timed = report::take_timing(report::timing_fields(r), v);
-      row.failed = c.failed;
-    } catch (const InfraError& e) {
-      infra_error = true;
-      r.outcome = report::Outcome::kError;
-      r.reason = std::string("infrastructure: ") + e.what();
-      log::error(t.problem + ": " + e.what());
-    } catch (const UsageError& e) {
-      usage_error = true;
-      r.outcome = report::Outcome::kError;
-      r.reason = e.what();
-      log::error(t.problem + ": " + e.what());
-    }
-    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report::write_result(o.out, r);
+    row.problem = id;
     row.baseline = r.baseline_kind.empty() ? "-" : r.baseline_kind;
     row.base_us = r.baseline_us;
     row.cand_us = r.best_us;
     row.speedup = r.speedup;
     row.lo = r.speedup_lo;
     row.hi = r.speedup_hi;
+    row.timed = timed;
     row.outcome = word(r.outcome);
     row.reason = r.reason;
-    rows.push_back(row);
-    std::printf("  -> %s%s%s\n", row.outcome.c_str(), r.reason.empty() ? "" : ": ", r.reason.c_str());
+    row.failed = failed;
+    rows_.push_back(row);
+  }
+
+  // ---- a starter of the other backend: recorded as skipped ----
+  void skip(const check::OtherBackend& s) {
+    report::ProblemResult r = result_for(s.level, s.problem);
+    r.outcome = report::Outcome::kSkipped;
+    r.reason = s.rel + " is the starter for backend " + s.backend + "; this check ran backend " + backend_;
+    record(s.problem, r, false, false);
+  }
+
+  // The base version: the changed file's blob at the merge-base, under its own name
+  // ("" = the file is new); the result's baseline kind says what it is timed against.
+  std::string write_base_version(const Target& t, const config::NativeProblem& problem, report::ProblemResult& r) {
+    std::optional<std::string> blob = git_.base_blob(t.rel);
+    if (blob) {
+      fs::path dir = fs::path(o_.out) / "base" / fs::path(report::record_file_name(t.level, r.problem)).stem();
+      std::error_code ec;
+      fs::create_directories(dir, ec);
+      const std::string base_file = (dir / fs::path(t.rel).filename()).string();
+      std::ofstream f(base_file, std::ios::binary | std::ios::trunc);
+      f << *blob;
+      if (!f.flush()) throw InfraError(base_file + ": cannot write the base version");
+      r.baseline_kind = "base";
+      std::printf("  baseline: the base version (%s at %s)\n", t.rel.c_str(), mb_sha_.substr(0, 12).c_str());
+      return base_file;
+    }
+    if (t.kind == "kernelbench") {
+      r.baseline_kind = problem.kernelbench_baseline;
+      std::printf("  baseline: new file, timed against the reference model (%s)\n", r.baseline_kind.c_str());
+    } else {
+      r.baseline_kind = problem.baselines.count(backend_) ? "reference" : "starter";
+      std::printf("  baseline: new file, timed against the problem's default (%s)\n", r.baseline_kind.c_str());
+    }
+    return "";
+  }
+
+  // ---- one changed problem through the four gates, timed against its base version ----
+  void gate(const Target& t) {
+    std::printf("\n%s  (%s)\n", t.problem.c_str(), t.rel.c_str());
+    std::fflush(stdout);
+    const auto t0 = std::chrono::steady_clock::now();
+    report::ProblemResult r = result_for(t.level, t.problem);
+    r.best_candidate = t.candidate;
+    r.best_commit = head_sha_;
+    r.baseline_commit = mb_sha_;
+    bool timed = false, failed = false;
+    std::error_code src_ec;
+    if (fs::is_regular_file(t.source, src_ec)) r.config_key = config_key_of(t.source, backend_);
+    try {
+      r.best_hash = gates::hash_file(t.candidate);
+      config::NativeProblem problem = t.kind == "kernelbench"
+                                          ? config::kernelbench_problem(t.problem, t.source, t.baseline_mode)
+                                          : *t.native;
+      const std::string base_file = write_base_version(t, problem, r);
+      std::fflush(stdout);
+
+      gates::EvalOptions opt;
+      opt.backend = backend_;
+      opt.seed = seed_;
+      opt.thresholds = thresholds_;
+      opt.measurement = measurement_;
+      gates::Evaluator ev(problem, opt);
+      r.env.gpu = ev.device().name;
+      r.env.set_software(ev.device().driver, ev.runtime().cuda, ev.runtime().torch, ev.runtime().triton);
+      r.env.gpu_target = check::gpu_target_for(cat_, suite_gpus_, backend_, ev.device().name, ev.device().cc);
+      gates::CandidateVerdict v = ev.evaluate(t.candidate, {}, base_file);
+      print_verdict(v);
+      check::Conclusion c = check::check_outcome(v, thresholds_);
+      r.outcome = c.outcome;
+      r.reason = c.reason;
+      if (base_file.empty())
+        r.reason = "new file: no base version, baseline is the problem's default (" + r.baseline_kind + ")" +
+                   (r.reason.empty() ? "" : "; " + r.reason);
+      r.gates = v.gates;
+      r.experiments = 1;
+      r.kept = c.failed ? 0 : 1;
+      timed = report::take_timing(report::timing_fields(r), v);
+      failed = c.failed;
+    } catch (const InfraError& e) {
+      infra_error_ = true;
+      r.outcome = report::Outcome::kError;
+      r.reason = std::string("infrastructure: ") + e.what();
+      log::error(t.problem + ": " + e.what());
+    } catch (const UsageError& e) {
+      usage_error_ = true;
+      r.outcome = report::Outcome::kError;
+      r.reason = e.what();
+      log::error(t.problem + ": " + e.what());
+    }
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    record(t.problem, r, timed, failed);
+    std::printf("  -> %s%s%s\n", rows_.back().outcome.c_str(), r.reason.empty() ? "" : ": ", r.reason.c_str());
     std::fflush(stdout);
   }
 
-  info.finished_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
-  report::write_run_info(o.out, info);
-  // Against the accepted results of the history, as a run is: a change that matches its
-  // base may still be slower than what the pipeline accepted (a slow kernel merged since).
-  // The records are rewritten before any report reads them, so every report, the JUnit,
-  // the table below and the exit code say the same. The check is then recorded (kind
-  // check: kept for the record, never accepted, not in the weekly trend or the shard
-  // costs). A history that cannot be read or written is an infrastructure error; a failed
-  // gate still takes precedence.
-  const std::string db = history_db(o.db);
-  std::optional<report::History> history;
-  if (!db.empty()) {
-    try {
-      history.emplace(db);
-      report::RunRecords run = report::load_run_dir(o.out);
-      compare_with_history(run, *history);
-      rewrite_records(o.out, run);
-      for (const auto& r : run.results) {
-        if (!r.vs_accepted || !r.vs_accepted->regressed) continue;
-        for (Row& row : rows)
-          if (row.problem == report::problem_key(r)) {
-            row.outcome = word(r.outcome);
-            row.reason = r.reason;
-            row.failed = true;
-          }
+  // ---- against the accepted results of the history, then the reports ----
+  // As a run is: a change that matches its base may still be slower than what the pipeline
+  // accepted (a slow kernel merged since). The records are rewritten before any report
+  // reads them, so every report, the JUnit, the table and the exit code say the same. The
+  // check is then recorded (kind check: kept for the record, never accepted, not in the
+  // weekly trend or the shard costs). A history that cannot be read or written is an
+  // infrastructure error; a failed gate still takes precedence.
+  report::WrittenReports compare_and_report() {
+    const std::string db = history_db(o_.db);
+    std::optional<report::History> history;
+    if (!db.empty()) {
+      try {
+        history.emplace(db);
+        report::RunRecords run = report::load_run_dir(o_.out);
+        compare_with_history(run, *history);
+        rewrite_records(o_.out, run);
+        for (const auto& r : run.results) {
+          if (!r.vs_accepted || !r.vs_accepted->regressed) continue;
+          for (Row& row : rows_)
+            if (row.problem == report::problem_key(r)) {
+              row.outcome = word(r.outcome);
+              row.reason = r.reason;
+              row.failed = true;
+            }
+        }
+      } catch (const Error& e) {
+        log::error(std::string("history ") + db + ": " + e.what());
+        infra_error_ = true;
+        history.reset();
       }
-    } catch (const Error& e) {
-      log::error(std::string("history ") + db + ": " + e.what());
-      infra_error = true;
-      history.reset();
     }
-  }
-  report::WrittenReports written = report::write_reports(o.out);
-  if (history) {
-    try {
-      history->record_run_dir(o.out);
-      log::info("recorded the check in " + db);
-    } catch (const Error& e) {
-      log::error(std::string("history ") + db + ": " + e.what());
-      infra_error = true;
+    report::WrittenReports written = report::write_reports(o_.out);
+    if (history) {
+      try {
+        history->record_run_dir(o_.out);
+        log::info("recorded the check in " + db);
+      } catch (const Error& e) {
+        log::error(std::string("history ") + db + ": " + e.what());
+        infra_error_ = true;
+      }
     }
+    return written;
   }
 
   // ---- summary table ----
-  size_t w = 8;
-  for (const auto& r : rows) w = std::max(w, r.problem.size() + 2);
-  std::printf("\n%s%-10s %10s %10s  %-22s %s\n", pad("problem", w).c_str(), "baseline", "base us", "cand us",
-              "speedup [CI]", "outcome");
-  int failed = 0;
-  for (const auto& r : rows) {
-    char sp[64] = "-";
-    if (r.timed) std::snprintf(sp, sizeof sp, "%.3fx [%.3f, %.3f]", r.speedup, r.lo, r.hi);
-    std::printf("%s%-10s %10s %10s  %-22s %s%s\n", pad(r.problem, w).c_str(), r.baseline.c_str(),
-                r.timed ? num(r.base_us).c_str() : "-", r.timed ? num(r.cand_us).c_str() : "-", sp,
-                r.outcome.c_str(), r.failed ? "  FAIL" : "");
-    if (r.failed) ++failed;
+  void print_table(const report::WrittenReports& written) const {
+    size_t w = 8;
+    for (const auto& r : rows_) w = std::max(w, r.problem.size() + 2);
+    std::printf("\n%s%-10s %10s %10s  %-22s %s\n", pad("problem", w).c_str(), "baseline", "base us", "cand us",
+                "speedup [CI]", "outcome");
+    for (const auto& r : rows_) {
+      char sp[64] = "-";
+      if (r.timed) std::snprintf(sp, sizeof sp, "%.3fx [%.3f, %.3f]", r.speedup, r.lo, r.hi);
+      std::printf("%s%-10s %10s %10s  %-22s %s%s\n", pad(r.problem, w).c_str(), r.baseline.c_str(),
+                  r.timed ? num(r.base_us).c_str() : "-", r.timed ? num(r.cand_us).c_str() : "-", sp,
+                  r.outcome.c_str(), r.failed ? "  FAIL" : "");
+    }
+    std::printf("\nreports:");
+    for (const auto& f : written.files) std::printf(" %s", f.c_str());
+    std::printf("\n");
   }
-  std::printf("\nreports:");
-  for (const auto& f : written.files) std::printf(" %s", f.c_str());
-  std::printf("\n");
 
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  const bool gate_failed = failed > 0 || written.pipeline_failed;
-  if (gate_failed) {
-    std::printf("verdict: FAIL (%d of %zu problem%s failed", failed, map.targets.size(),
-                map.targets.size() == 1 ? "" : "s");
-    for (const auto& r : rows)
-      if (r.failed) {
-        std::printf("; %s: %s", r.problem.c_str(), r.reason.c_str());
-        break;
-      }
-    std::printf(")\n");
-    std::printf("reproduce: kgate check --base %s --repo %s --seed %llu --backend %s%s%s\n", o.base.c_str(),
-                o.repo.c_str(), static_cast<unsigned long long>(seed), backend.c_str(),
-                o.suite.empty() ? "" : " --suite ", o.suite.c_str());
-    return ExitCode::kGateFailure;
+  // ---- the verdict and the exit code: a failed gate first, then infrastructure, configuration ----
+  ExitCode verdict(const report::WrittenReports& written) const {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start_).count();
+    const int failed = static_cast<int>(std::count_if(rows_.begin(), rows_.end(), [](const Row& r) { return r.failed; }));
+    const size_t n = map_.targets.size();
+    if (failed > 0 || written.pipeline_failed) {
+      std::printf("verdict: FAIL (%d of %zu problem%s failed", failed, n, n == 1 ? "" : "s");
+      for (const auto& r : rows_)
+        if (r.failed) {
+          std::printf("; %s: %s", r.problem.c_str(), r.reason.c_str());
+          break;
+        }
+      std::printf(")\n");
+      std::printf("reproduce: kgate check --base %s --repo %s --seed %llu --backend %s%s%s\n", o_.base.c_str(),
+                  o_.repo.c_str(), static_cast<unsigned long long>(seed_), backend_.c_str(),
+                  o_.suite.empty() ? "" : " --suite ", o_.suite.c_str());
+      return ExitCode::kGateFailure;
+    }
+    if (infra_error_) {
+      std::printf("verdict: ERROR (infrastructure; see the records in %s)\n", o_.out.c_str());
+      return ExitCode::kInfra;
+    }
+    if (usage_error_) {
+      std::printf("verdict: ERROR (configuration; see the records in %s)\n", o_.out.c_str());
+      return ExitCode::kUsage;
+    }
+    std::printf("verdict: PASS (%zu problem%s checked, %.1f s)\n", n, n == 1 ? "" : "s", wall);
+    return ExitCode::kPass;
   }
-  if (infra_error) {
-    std::printf("verdict: ERROR (infrastructure; see the records in %s)\n", o.out.c_str());
-    return ExitCode::kInfra;
-  }
-  if (usage_error) {
-    std::printf("verdict: ERROR (configuration; see the records in %s)\n", o.out.c_str());
-    return ExitCode::kUsage;
-  }
-  std::printf("verdict: PASS (%zu problem%s checked, %.1f s)\n", map.targets.size(),
-              map.targets.size() == 1 ? "" : "s", wall);
-  return ExitCode::kPass;
-}
+
+  const CheckOptions& o_;
+  const std::chrono::steady_clock::time_point t_start_ = std::chrono::steady_clock::now();
+  GitView git_;
+  std::string mb_sha_, head_sha_;
+  config::Catalog cat_;
+  config::GateThresholds thresholds_;
+  config::MeasurementConfig measurement_;
+  std::string suite_id_ = "check";
+  std::vector<std::string> suite_gpus_;
+  std::string backend_;
+  uint64_t seed_ = 0;
+  std::vector<std::string> changed_;
+  ChangeMap map_;
+  report::RunInfo info_;
+  std::vector<Row> rows_;
+  bool infra_error_ = false, usage_error_ = false;
+};
+
+}  // namespace
+
+ExitCode cmd_check(const CheckOptions& o) { return PrCheck(o).run(); }
 
 }  // namespace kgate::cli
