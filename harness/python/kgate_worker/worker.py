@@ -95,30 +95,33 @@ def _log(msg: str) -> None:
     sys.stderr.flush()
 
 
+def _output_leaves(x, leaves: list) -> bool:
+    """Appends x's tensors to `leaves` (see _as_outputs); False for anything else. A
+    module-level function on purpose: a nested recursive closure is a reference cycle
+    that kept every output it saw (GBs on a GPU) alive until the garbage collector ran."""
+    if isinstance(x, torch.Tensor):
+        leaves.append(x)
+        return True
+    if isinstance(x, (list, tuple)):
+        return all(_output_leaves(y, leaves) for y in x)
+    if isinstance(x, bool):
+        leaves.append(torch.tensor(x))
+        return True
+    if isinstance(x, (int, float)):
+        leaves.append(torch.tensor(x, dtype=torch.float64 if isinstance(x, float)
+                                   else torch.int64))
+        return True
+    return False
+
+
 def _as_outputs(out) -> list | None:
     """The output tensors in order: a tensor, or a (nested) tuple/list of tensors,
     flattened; a Python number (alone or in the tuple) becomes a 0-d tensor (float64 for
     a float). None for anything else."""
-    leaves: list = []
-
-    def walk(x) -> bool:
-        if isinstance(x, torch.Tensor):
-            leaves.append(x)
-            return True
-        if isinstance(x, (list, tuple)):
-            return all(walk(y) for y in x)
-        if isinstance(x, bool):
-            leaves.append(torch.tensor(x))
-            return True
-        if isinstance(x, (int, float)):
-            leaves.append(torch.tensor(x, dtype=torch.float64 if isinstance(x, float)
-                                       else torch.int64))
-            return True
-        return False
-
     if not isinstance(out, (torch.Tensor, list, tuple)):
         return None
-    return leaves if walk(out) and leaves else None
+    leaves: list = []
+    return leaves if _output_leaves(out, leaves) and leaves else None
 
 
 def _host_available() -> int:
