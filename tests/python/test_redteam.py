@@ -47,6 +47,7 @@ ATOL = RTOL = 1e-2
 RHO, FLOOR_ULPS = 10.0, 4
 EPS = {"f32": 2.0 ** -23, "f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f64": 2.0 ** -52}
 ROOFLINE_SLACK = 0.8
+TIMING_TRIES = 3
 QUICK = dict(warmup_s=0.01, min_time_s=0.1, max_time_s=1.0, min_samples=10, input_sets=2)
 KGATE = Path(os.environ.get("KGATE_BIN", REPO / "build" / "kgate"))
 CUDA = torch.cuda.is_available() and os.environ.get("KGATE_REDTEAM_CUDA") == "1"
@@ -239,12 +240,20 @@ def bench(path: Path, problem: Path, timeout_s: int = 5) -> tuple[str, str, str]
 @pytest.mark.parametrize("path", [_param(p) for p in CANDIDATES])
 def test_redteam_python(w, path):
     h = header(path)
-    if "subprocess" in h["requires"]:
-        got = bench(path, h["problem"])
-    else:
-        got = judge(w, path, h["problem"], QUICK)
     expects = h["cuda_expect"] if CUDA and h["cuda_expect"] else [h["expect"]]
-    results = [verdict_ok(e, got) for e in expects]
+    # A rejection at the performance gate that only a timing can make (a result cache is
+    # slower on fresh contents; the roofline) may be missed on a host so loaded that every
+    # call takes the same scheduler-bound time: judged up to TIMING_TRIES times; the
+    # deterministic gates once.
+    timing = any(e[0] == "performance" for e in expects)
+    for _ in range(TIMING_TRIES if timing and "subprocess" not in h["requires"] else 1):
+        if "subprocess" in h["requires"]:
+            got = bench(path, h["problem"])
+        else:
+            got = judge(w, path, h["problem"], QUICK)
+        results = [verdict_ok(e, got) for e in expects]
+        if any(r[0] for r in results) or got[0] != "pass":
+            break
     ok = any(r[0] for r in results)
     why = "; ".join(r[1] for r in results)
     assert ok, f"{path.relative_to(REPO)}: {why}; got {got[0]} | {got[1]} | {got[2][-2000:]}"
