@@ -86,9 +86,8 @@ PerformanceJudgement judge_performance(const protocol::TimeResult& r, const std:
   if (!r.audit_failure.empty()) {
     fail("timed calls: " + r.audit_failure);
   } else if (r.return_code != 0) {
-    // The slot that failed is the note's first word (the Python worker) or named in it.
-    const bool baseline = r.timer_note.rfind("baseline:", 0) == 0 ||
-                          r.timer_note.find("slot 'baseline'") != std::string::npos;
+    // The slot that failed is the note's first word ("SLOT: ...", every worker).
+    const bool baseline = r.timer_note.rfind("baseline:", 0) == 0;
     const std::string what = "failed while it was timed (" +
                              (r.timer_note.empty() ? "return code " + std::to_string(r.return_code)
                                                    : r.timer_note) + ")";

@@ -288,8 +288,7 @@ protocol::TimeResult HostBackend::time(std::vector<TimedCall>& calls,
     }
   }
   if (nonzero_rc != 0) {
-    res.timer_note = "slot '" + nonzero_slot + "': kgate_run returned " + std::to_string(nonzero_rc) +
-                     " while timed";
+    res.timer_note = nonzero_slot + ": kgate_run returned " + std::to_string(nonzero_rc) + " while timed";
     log::warn("time: " + res.timer_note);
   }
   for (std::size_t i = 0; i < calls.size(); ++i) res.samples_us[calls[i].slot] = std::move(samples[i]);

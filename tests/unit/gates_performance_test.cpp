@@ -117,7 +117,7 @@ TEST(PerformanceGate, ASlotThatFailsWhileTimedIsNotJudgedOnItsSamples) {
   EXPECT_EQ(j.gate.status, GateStatus::kFail);
   EXPECT_NE(j.gate.reason.find("the candidate failed while it was timed (candidate: RuntimeError: boom"),
             std::string::npos) << j.gate.reason;
-  r.timer_note = "slot 'candidate': kgate_run returned 3 while timed";  // the host backend's
+  r.timer_note = "candidate: kgate_run returned 3 while timed";  // the host backend's
   EXPECT_EQ(judge_performance(r, "c", t, 0, 30).gate.status, GateStatus::kFail);
   r.timer_note.clear();
   j = judge_performance(r, "c", t, 0, 30);
@@ -128,7 +128,7 @@ TEST(PerformanceGate, ASlotThatFailsWhileTimedIsNotJudgedOnItsSamples) {
   EXPECT_EQ(j.gate.status, GateStatus::kError);
   EXPECT_NE(j.gate.reason.find("the baseline failed while it was timed"), std::string::npos)
       << j.gate.reason;
-  r.timer_note = "slot 'baseline': kgate_run returned 2 while timed";
+  r.timer_note = "baseline: kgate_run returned 2 while timed";
   EXPECT_EQ(judge_performance(r, "c", t, 0, 30).gate.status, GateStatus::kError);
 }
 

@@ -88,24 +88,23 @@ def outputs_differ(torch: Any, got: list | None, want: list | None, atol: float,
             total = s if total is None else total + s
         if total is None or int(total) == 0:
             continue
-        count = sum(int(bad_of(lo, min(n, lo + CHUNK)).sum()) for lo in range(0, n, CHUNK))
-        if count == 0:  # only matching non-finite values
-            continue
-        for lo in range(0, n, CHUNK):  # the rare path: find the first one
+        count, first = 0, -1  # the rare path: the exact count and the first of them
+        for lo in range(0, n, CHUNK):
             idx = bad_of(lo, min(n, lo + CHUNK)).nonzero()
-            if idx.numel():
-                j = lo + int(idx[0])
-                return (f"{name}: {count} of {n} elements differ from the baseline's beyond "
-                        f"{TOL_FACTOR:g} x the check's tolerance (first at flat index {j}: "
-                        f"{float(ga[j]):.6g} against {float(wa[j]):.6g})")
+            if idx.numel() and first < 0:
+                first = lo + int(idx[0])
+            count += idx.shape[0]
+        if count:  # else only matching non-finite values
+            return (f"{name}: {count} of {n} elements differ from the baseline's beyond "
+                    f"{TOL_FACTOR:g} x the check's tolerance (first at flat index {first}: "
+                    f"{float(ga[first]):.6g} against {float(wa[first]):.6g})")
     return ""
 
 
 def tolerance(table: dict, dtype_key: str) -> tuple:
     """(atol, rtol, extra_atol) for outputs of this dtype: the widest the checks of the
     problem used (the table the worker fills as it checks), else KernelBench's."""
-    atol, rtol, extra = table.get(dtype_key, (*DEFAULT_TOL, 0.0))
-    return atol, rtol, extra
+    return table.get(dtype_key, (*DEFAULT_TOL, 0.0))
 
 
 def _median(values: list) -> float:

@@ -1439,6 +1439,8 @@ class Worker:
                 models[s] = chosen[s].model_for(dt)
             sets = [self.draw_inputs((seed + i) & 0xFFFF_FFFF_FFFF_FFFF, "problem", dt)
                     for i in range(input_sets)]
+            set_bytes = sum(x.numel() * x.element_size() for x in sets[0]
+                            if isinstance(x, torch.Tensor))
             sampler = None
             if self.cuda:
                 l2 = (self.device_info or {}).get("l2_bytes") or (32 << 20)
@@ -1501,9 +1503,7 @@ class Worker:
                     if k == 0 and s == names[0]:
                         outs = _as_outputs(out) or []
                         out_bytes = sum(t.numel() * t.element_size() for t in outs)
-                        res["min_bytes"] = float(
-                            sum(x.numel() * x.element_size() for x in sets[0]
-                                if isinstance(x, torch.Tensor)) + out_bytes)
+                        res["min_bytes"] = float(set_bytes + out_bytes)
                         del outs
                     del out
                 k += 1
@@ -1565,41 +1565,39 @@ class Worker:
             # Rounds on contents nobody has seen, written into the timed buffers: a slot
             # that returns what it cached by content (or by address) is slower there, or
             # wrong. Their samples are not the timing's.
-            set_bytes = sum(x.numel() * x.element_size() for x in sets[0]
-                            if isinstance(x, torch.Tensor))
-            if auditing and not res["audit_failure"] and self.fatal:
-                # a failed graph capture left torch's CUDA generators unusable: no draws
-                res["audit_note"] = ("no rounds on fresh inputs: " + self.fatal)
-            elif auditing and not res["audit_failure"] and self.cuda and (
-                    max(set_bytes, 0 if graphs else out_bytes + transient) + AUDIT_HEADROOM
-                    > self._device_free()):
-                res["audit_note"] = (f"no rounds on fresh inputs: no room on the device for "
-                                     f"another input set of {_gib(set_bytes)}")
-            elif auditing and not res["audit_failure"]:
-                fresh_us: dict = {"candidate": [], "baseline": []}
-                for r in range(audit.FRESH_ROUNDS):
-                    current = names[0]
-                    fresh = self.draw_inputs(int.from_bytes(os.urandom(8), "little"),
-                                             "problem", dt)
-                    targets = sets if graphs else [sets[r % input_sets]]
-                    for st in targets:
-                        for a, x in zip(st, fresh):
-                            if isinstance(a, torch.Tensor):
-                                a.copy_(x)
-                    del fresh
-                    # baseline, candidate, baseline: the first call after the writes
-                    # settles whatever the pause changed (clocks, caches) and is not
-                    # counted; the candidate's cache, if any, has not seen these contents
-                    for i, s in enumerate(("baseline", "candidate", "baseline")):
-                        current = s
-                        keep = i > 0 and not graphs  # one output held at a time
-                        us = measure(s, targets[0])
-                        if i > 0:
-                            fresh_us[s].append(us)
-                    if not audited(f"fresh round {r}"):
-                        break
-                if not res["audit_failure"]:
-                    res["audit_failure"] = audit.cache_finding(samples, fresh_us)
+            if auditing and not res["audit_failure"]:
+                if self.fatal:
+                    # a failed graph capture left torch's CUDA generators unusable: no draws
+                    res["audit_note"] = ("no rounds on fresh inputs: " + self.fatal)
+                elif self.cuda and (max(set_bytes, 0 if graphs else out_bytes + transient)
+                                    + AUDIT_HEADROOM > self._device_free()):
+                    res["audit_note"] = ("no rounds on fresh inputs: no room on the device "
+                                         f"for another input set of {_gib(set_bytes)}")
+                else:
+                    fresh_us: dict = {"candidate": [], "baseline": []}
+                    for r in range(audit.FRESH_ROUNDS):
+                        current = names[0]
+                        fresh = self.draw_inputs(int.from_bytes(os.urandom(8), "little"),
+                                                 "problem", dt)
+                        targets = sets if graphs else [sets[r % input_sets]]
+                        for st in targets:
+                            for a, x in zip(st, fresh):
+                                if isinstance(a, torch.Tensor):
+                                    a.copy_(x)
+                        del fresh
+                        # baseline, candidate, baseline: the first call after the writes
+                        # settles whatever the pause changed (clocks, caches) and is not
+                        # counted; the candidate's cache, if any, has not seen these contents
+                        for i, s in enumerate(("baseline", "candidate", "baseline")):
+                            current = s
+                            keep = i > 0 and not graphs  # one output held at a time
+                            us = measure(s, targets[0])
+                            if i > 0:
+                                fresh_us[s].append(us)
+                        if not audited(f"fresh round {r}"):
+                            break
+                    if not res["audit_failure"]:
+                        res["audit_failure"] = audit.cache_finding(samples, fresh_us)
             if sampler is not None:
                 res["side_stream_work"] = sampler.side_stream_work()
                 if res["side_stream_work"]:
