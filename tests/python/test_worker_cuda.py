@@ -147,3 +147,68 @@ def test_triton_solution_on_device(cuda_worker):
     r = cuda_worker.ok("time", slots=["candidate", "baseline"], **FAST)
     assert r["return_code"] == 0, r["timer_note"]
     assert r["timer"] == "cuda_event", r
+
+
+def _problem(tmp_path, text: str):
+    import ast
+    import types
+    from kgate_worker.worker import Problem
+    path = tmp_path / "init_probe.py"
+    path.write_text(text)
+    mod = types.ModuleType("init_probe")
+    exec(compile(text, str(path), "exec"), mod.__dict__)
+    p = Problem(str(path), mod, ast.parse(text), False)
+    p.init_inputs = list(mod.get_init_inputs())
+    return p, mod
+
+
+_INIT_PROBE = '''
+import torch
+class Model(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = torch.nn.Linear(n, n)
+        self.built_on = torch.empty(0).device.type
+    def forward(self, x):
+        return self.lin(x)
+class ModelNew(torch.nn.Module):  # other names, the same draws in the same order
+    def __init__(self, n):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.empty(n, n))
+        self.b = torch.nn.Parameter(torch.empty(n))
+        torch.nn.init.kaiming_uniform_(self.w, a=5 ** 0.5)
+        bound = 1 / n ** 0.5
+        torch.nn.init.uniform_(self.b, -bound, bound)
+class HostOnly(Model):
+    def __init__(self, n):
+        super().__init__(n)
+        self.table = torch.arange(4).numpy()  # only a host tensor converts to numpy
+def get_init_inputs():
+    return [64]
+def get_inputs():
+    return [torch.randn(8, 64)]
+'''
+
+
+def test_models_are_built_on_the_device_with_reproducible_weights(tmp_path):
+    p, mod = _problem(tmp_path, _INIT_PROBE)
+    dev = torch.device("cuda")
+    a, b = p.new_model(mod.Model, dev), p.new_model(mod.Model, dev)
+    assert a.built_on == "cuda" and not p.init_on_host
+    assert a.lin.weight.device.type == "cuda"
+    assert torch.equal(a.lin.weight, b.lin.weight) and torch.equal(a.lin.bias, b.lin.bias)
+    # KernelBench's convention: a ModelNew drawing its parameters in the Model's order
+    # gets the Model's weights even where its names differ.
+    n = p.new_model(mod.ModelNew, dev)
+    assert torch.equal(n.w, a.lin.weight) and torch.equal(n.b, a.lin.bias)
+
+
+def test_a_constructor_that_fails_on_the_device_moves_the_problem_to_the_host(tmp_path):
+    p, mod = _problem(tmp_path, _INIT_PROBE)
+    dev = torch.device("cuda")
+    m = p.new_model(mod.HostOnly, dev)
+    assert "failed when constructed on the device" in p.init_on_host, p.init_on_host
+    assert m.built_on == "cpu" and m.lin.weight.device.type == "cuda"
+    # From then on every model of the problem draws on the host: the weights agree.
+    r = p.new_model(mod.Model, dev)
+    assert r.built_on == "cpu" and torch.equal(r.lin.weight, m.lin.weight)

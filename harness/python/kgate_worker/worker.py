@@ -205,9 +205,26 @@ class Problem:
         self.check_args: list | None = None  # the check calls' input buffers (_check_args)
         self.audit_tol: dict = {}     # dtype -> (atol, rtol, extra_atol): the widest the
                                       # checks used, for the timing audit (audit.py)
+        self.init_on_host = ""        # why models are constructed on the host (new_model)
 
     def new_model(self, cls, device):
-        """cls(*init) constructed under MODEL_SEED, on `device`, in eval mode."""
+        """cls(*init) constructed under MODEL_SEED, in eval mode, on `device`. On a GPU the
+        constructor runs under that device (its parameters drawn there: the weight init of
+        a GB-sized model takes tens of seconds on the host and milliseconds on the device),
+        unless a constructor of this problem has failed there: from then on every model of
+        the problem, the reference and the candidates alike, is built on the host and
+        moved, so all of them draw their weights from one generator."""
+        if device.type == "cuda" and not self.init_on_host:
+            torch.manual_seed(MODEL_SEED)
+            try:
+                with torch.device(device):
+                    m = cls(*self.init_inputs)
+                return m.to(device).eval()
+            except (Exception, SystemExit) as e:
+                why = source.exception_message(e).splitlines()[0][:200]
+                self.init_on_host = (f"{cls.__name__}(...) failed when constructed on the "
+                                     f"device ({why}): built on the host")
+                _log(f"{self.path}: {self.init_on_host}")
         torch.manual_seed(MODEL_SEED)
         m = cls(*self.init_inputs)
         return m.to(device).eval()
