@@ -8,7 +8,7 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep dispatch template aa study timers
+#   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep capture dispatch template aa study timers
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
 #          DISPATCH_AGENT picks its agent kind, default template)
 #   STEP_S_<step>=N caps a step's seconds (defaults below).
@@ -202,6 +202,19 @@ if has sweep; then
     stamp "sweep $lv done"
   done
   python3 tools/sweep_summary.py "$OUT/sweep" --json "$OUT/sweep/summary.json" | tee "$OUT/sweep-summary.txt"
+fi
+if has capture; then
+  # Real Inductor output code, inventories and kernel files of CAPTURE_PROBLEMS (level/name
+  # ids of the official KernelBench) at their own sizes, one problem at a time alone on the
+  # GPU (its per-kernel times are measurements): what templates are written against.
+  kb="${KERNELBENCH_ROOT:-$root/.kb}/KernelBench"
+  t_cap=$(date +%s)
+  for p in ${CAPTURE_PROBLEMS:-level1/95_CrossEntropyLoss}; do
+    if [ $(( $(date +%s) - t_cap )) -gt "$(cap capture 300)" ]; then stamp "capture: step cap, $p not reached"; continue; fi
+    timeout 90 python3 tests/fixtures/inductor/capture.py "$kb/$p.py" "$OUT/captures" cuda default full \
+      > /dev/null 2> "$OUT/captures-$(basename "$p").err"
+    stamp "capture $p rc=$?"
+  done
 fi
 if has dispatch; then
   # Dispatch-aware mode on the official KernelBench, unmodified (KERNELBENCH_ROOT, default
