@@ -11,6 +11,7 @@
 
 #include "kgate/kernel.h"
 #include "ops/op.h"
+#include "native/timing_audit.h"
 #include "protocol/messages.h"
 
 namespace kgate::native {
@@ -74,9 +75,11 @@ class Backend {
                   std::vector<kgate_tensor>& outputs) = 0;
 
   // Interleaved (ABAB...) timing of the calls, with the stopping rule in params.
-  // samples_us is keyed by TimedCall::slot.
+  // samples_us is keyed by TimedCall::slot. `audit` (may be null) is told of every
+  // sampling round after its calls, outside the timed windows, and its finish() is called
+  // after sampling; sampling stops when it reports a failure.
   virtual protocol::TimeResult time(std::vector<TimedCall>& calls,
-                                    const protocol::TimeParams& params) = 0;
+                                    const protocol::TimeParams& params, RoundAudit* audit) = 0;
 
   // The float64 truth of a case computed on the device, for ops where that is much
   // faster than the host reference (cuda: matmul through cuBLAS DGEMM). Empty when the

@@ -219,7 +219,7 @@ int HostBackend::run(const Module& m, const std::vector<kgate_tensor>& inputs,
 // ---- timing ---------------------------------------------------------------------------
 
 protocol::TimeResult HostBackend::time(std::vector<TimedCall>& calls,
-                                       const protocol::TimeParams& p) {
+                                       const protocol::TimeParams& p, RoundAudit* audit) {
   protocol::TimeResult res;
   res.timer = "steady_clock";
   res.batch = 1;
@@ -273,12 +273,16 @@ protocol::TimeResult HostBackend::time(std::vector<TimedCall>& calls,
   StopReason why = StopReason::kContinue;
   for (std::size_t round = 0; why == StopReason::kContinue; ++round) {
     std::size_t set = round % n_sets;
+    if (audit != nullptr) audit->before_round(set);
+    const auto t_round = Clock::now();
     // ABAB... with the order reversed every other round, so neither slot always runs
     // right after the other's cache footprint.
     for (std::size_t k = 0; k < calls.size(); ++k) {
       std::size_t i = (round % 2 == 0) ? k : calls.size() - 1 - k;
       samples[i].push_back(call_once(calls[i], set));
     }
+    // Between rounds, outside every timed window.
+    if (audit != nullptr && !audit->after_round(set, seconds_since(t_round) * 1e6)) break;
     // The rule sorts; evaluating every 8 rounds keeps it off the hot path.
     if (round % 8 == 7 || seconds_since(t_timed) >= p.max_time_s) {
       why = rule.evaluate(samples, seconds_since(t_timed));
@@ -287,6 +291,7 @@ protocol::TimeResult HostBackend::time(std::vector<TimedCall>& calls,
       why = StopReason::kMaxSamples;
     }
   }
+  if (audit != nullptr) audit->finish(n_sets);
   if (nonzero_rc != 0) {
     res.timer_note = nonzero_slot + ": kgate_run returned " + std::to_string(nonzero_rc) + " while timed";
     log::warn("time: " + res.timer_note);

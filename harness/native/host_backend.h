@@ -46,8 +46,8 @@ class HostBackend : public Backend {
   bool equal(const void* a, const void* b, std::size_t bytes) override;
   int run(const Module& m, const std::vector<kgate_tensor>& inputs,
           std::vector<kgate_tensor>& outputs) override;
-  protocol::TimeResult time(std::vector<TimedCall>& calls,
-                            const protocol::TimeParams& params) override;
+  protocol::TimeResult time(std::vector<TimedCall>& calls, const protocol::TimeParams& params,
+                            RoundAudit* audit) override;
 
  private:
   HostCompiler compiler_;

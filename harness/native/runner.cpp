@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <set>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "core/log.h"
 #include "kgate/build_info.h"
 #include "native/device_buffer.h"
+#include "native/timing_audit.h"
 
 namespace kgate::native {
 namespace fs = std::filesystem;
@@ -261,6 +263,7 @@ Json Runner::do_load_problem(const Json& p) {
     drop_slots();
     cases_.clear();
     time_inputs_.clear();
+    audit_tol_.clear();
     case_lru_.clear();
     case_bytes_ = 0;
   }
@@ -332,6 +335,11 @@ Json Runner::do_check(const Json& p) {
         c.rtol = tol.rtol;
       }
     }
+    if (auto dt = parse_dtype(c.dtype)) {
+      ops::Tolerance& t = audit_tol_[*dt];
+      t.atol = std::max(t.atol, c.atol);
+      t.rtol = std::max(t.rtol, c.rtol);
+    }
     try {
       const CaseData& data = case_data(c);
       r.cases.push_back(check_case(backend(), m, o, c, data));
@@ -356,6 +364,107 @@ const std::vector<ops::HostTensor>& Runner::time_inputs(const ops::Dims& dims, D
   auto drawn = op().make_inputs(dims, dtype, seed, ops::Distribution::kNormal);
   return time_inputs_.emplace(key, std::move(drawn)).first->second;
 }
+
+ops::Tolerance Runner::audit_tolerance(DType dtype, const ops::Dims& dims) const {
+  ops::Tolerance t = op().tolerance_at(dtype, dims);
+  if (auto it = audit_tol_.find(dtype); it != audit_tol_.end()) {
+    t.atol = std::max(t.atol, it->second.atol);
+    t.rtol = std::max(t.rtol, it->second.rtol);
+  }
+  return t;
+}
+
+namespace {
+
+// Two correct slots are each within the check's tolerance of the truth, so within about
+// twice it of each other (relative to the baseline's value instead of the truth's: 2.1).
+constexpr double kAuditSlack = 2.1;
+
+// Every slot's outputs of input set `set` against the baseline slot's, brought to the
+// host (`staging`: one HostTensor per slot and output, sized once). Integer and bool
+// outputs must match exactly; NaN only NaN, an infinity only itself (compare_output).
+std::string compare_slots(Backend& b, const std::vector<TimedCall>& calls, std::size_t base,
+                          std::size_t set, std::vector<std::vector<ops::HostTensor>>& staging,
+                          const std::vector<ops::TensorDecl>& decls, const ops::Tolerance& tol) {
+  auto fetch = [&](std::size_t k, std::size_t j) -> const ops::HostTensor& {
+    ops::HostTensor& t = staging[k][j];
+    b.to_host(t.bytes.data(), calls[k].output_sets[set][j].data, t.bytes.size());
+    return t;
+  };
+  for (std::size_t j = 0; j < decls.size(); ++j) {
+    const ops::HostTensor& want = fetch(base, j);
+    const bool exact = !is_float(want.dtype);
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      if (k == base) continue;
+      const ops::HostTensor& got = fetch(k, j);
+      protocol::OutputError e =
+          compare_output(decls[j].name, got, want, exact ? 0 : kAuditSlack * tol.atol,
+                         exact ? 0 : kAuditSlack * tol.rtol);
+      if (e.over_tol == 0) continue;
+      std::string where = e.worst_index >= 0 ? ", first worst at [" + std::to_string(e.worst_index) + "]: " +
+                                                   (e.worst_kind == "finite" || e.worst_kind.empty()
+                                                        ? std::to_string(e.worst_got)
+                                                        : e.worst_kind) +
+                                                   " where slot '" + calls[base].slot + "' has " +
+                                                   std::to_string(e.worst_want)
+                                             : "";
+      return "slot '" + calls[k].slot + "' output '" + decls[j].name + "': " + std::to_string(e.over_tol) +
+             " of " + std::to_string(got.numel()) + " elements differ from slot '" + calls[base].slot +
+             "' beyond " + (exact ? std::string("exact equality") : "2.1x the check's tolerance") + where;
+    }
+  }
+  return "";
+}
+
+std::size_t tensor_bytes(const kgate_tensor& t) {
+  std::size_t n = 1;
+  for (int32_t i = 0; i < t.ndim; ++i) n *= static_cast<std::size_t>(t.shape[i]);
+  return n * dtype_size(static_cast<DType>(static_cast<int>(t.dtype)));
+}
+
+// Every slot's outputs of input set `set` filled with the poison pattern of their dtype.
+void poison_outputs(Backend& b, std::vector<TimedCall>& calls, std::size_t set) {
+  for (TimedCall& c : calls)
+    for (const kgate_tensor& t : c.output_sets[set])
+      b.fill(t.data, poison_pattern(static_cast<DType>(static_cast<int>(t.dtype))), tensor_bytes(t));
+}
+
+// Rounds on contents the timed calls never saw, at the addresses they used: the input
+// sets' contents rotated by one (set s gets set s+1's), every slot's outputs cleared, each
+// slot called once (untimed), then audited. A result cache keyed on addresses returns what
+// it stored for the old contents; one that skips work leaves the cleared outputs.
+void fresh_contents_rounds(Backend& b, std::vector<TimedCall>& calls, RoundAudit& audit,
+                           protocol::TimeResult& r) {
+  if (!audit.failure().empty()) return;
+  const std::size_t n_sets = calls.front().input_sets.size();
+  if (n_sets < 2) {
+    r.audit_note = "one input set: no round on fresh contents";
+    return;
+  }
+  const auto& sets = calls.front().input_sets;  // every slot sees the same input buffers
+  for (std::size_t i = 0; i < sets[0].size(); ++i) {
+    const std::size_t bytes = tensor_bytes(sets[0][i]);
+    DeviceBuffer first(b, bytes);
+    b.copy(first.get(), sets[0][i].data, bytes);
+    for (std::size_t s = 0; s + 1 < n_sets; ++s) b.copy(sets[s][i].data, sets[s + 1][i].data, bytes);
+    b.copy(sets[n_sets - 1][i].data, first.get(), bytes);
+  }
+  for (std::size_t s = 0; s < n_sets; ++s) {
+    poison_outputs(b, calls, s);
+    for (TimedCall& c : calls) {
+      const int rc = b.run(*c.module, c.input_sets[s], c.output_sets[s]);
+      if (rc != 0) {
+        r.audit_failure = "a round on fresh contents: slot '" + c.slot + "' returned " + std::to_string(rc);
+        return;
+      }
+    }
+    if (!audit.audit_now(s, "a round on fresh contents (input set " + std::to_string(s) +
+                                " holding set " + std::to_string((s + 1) % n_sets) + "'s)"))
+      return;
+  }
+}
+
+}  // namespace
 
 Json Runner::do_time(const Json& p) {
   auto tp = parse_params<protocol::TimeParams>(p, "time");
@@ -414,7 +523,36 @@ Json Runner::do_time(const Json& p) {
       call.output_sets.push_back(std::move(out_desc));
     }
   }
-  protocol::TimeResult r = b.time(calls, tp);
+  // The audit of the timed calls: every slot's outputs against the baseline's (the slot
+  // named "baseline", else the first), between rounds, and then on contents the timed
+  // calls never saw. One slot has nothing to be compared with.
+  std::optional<RoundAudit> audit;
+  std::vector<std::vector<ops::HostTensor>> staging;
+  if (calls.size() >= 2) {
+    std::size_t base = 0;
+    for (std::size_t k = 0; k < calls.size(); ++k)
+      if (calls[k].slot == "baseline") base = k;
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      staging.emplace_back();
+      for (const auto& d : out_decls)
+        staging.back().push_back(
+            ops::HostTensor::make(d.fixed_dtype ? *d.fixed_dtype : *dtype, o.shape_of(d, tp.dims)));
+    }
+    const ops::Tolerance tol = audit_tolerance(*dtype, tp.dims);
+    audit.emplace([&, base, tol](std::size_t set) { return compare_slots(b, calls, base, set, staging, out_decls, tol); },
+                  [&](std::size_t set) { poison_outputs(b, calls, set); }, unpredictable_seed());
+  }
+  protocol::TimeResult r = b.time(calls, tp, audit ? &*audit : nullptr);
+  if (audit && r.return_code == 0) {
+    fresh_contents_rounds(b, calls, *audit, r);
+    const std::string rc_failure = r.audit_failure;
+    audit->fill(r);
+    if (r.audit_failure.empty()) r.audit_failure = rc_failure;
+  } else if (audit) {
+    audit->fill(r);
+  } else {
+    r.audit_note = "one slot timed: no outputs to compare it with";
+  }
   r.min_bytes = o.min_bytes(tp.dims, *dtype);
   r.flops = o.flops(tp.dims);
   return r;

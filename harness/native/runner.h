@@ -83,6 +83,10 @@ class Runner {
   const std::vector<ops::HostTensor>& time_inputs(const ops::Dims& dims, DType dtype, uint64_t seed);
   std::map<std::string, std::vector<ops::HostTensor>> time_inputs_;
   std::size_t case_bytes_ = 0;
+  // The widest tolerance the checks of this problem used, per dtype: what the audit of
+  // the timed calls compares the slots' outputs within (timing_audit.h).
+  std::map<DType, ops::Tolerance> audit_tol_;
+  ops::Tolerance audit_tolerance(DType dtype, const ops::Dims& dims) const;
 
   bool done_ = false;
   int exit_code_ = kRunnerExitOk;

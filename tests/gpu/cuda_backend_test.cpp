@@ -142,7 +142,7 @@ TEST_F(CudaTest, AATimingOfOneStarterAgrees) {
   std::vector<native::TimedCall> calls(2);
   calls[0] = {"candidate", m.get(), a.ins, a.outs};
   calls[1] = {"baseline", m.get(), bb.ins, bb.outs};
-  protocol::TimeResult r = b_->time(calls, quick_params());
+  protocol::TimeResult r = b_->time(calls, quick_params(), nullptr);
   double ma = median(r.samples_us["candidate"]), mb = median(r.samples_us["baseline"]);
   std::printf("A/A softmax 4096^2 f32: %.2f / %.2f us, %zu+%zu samples, timer %s, dropped %d\n", ma, mb,
               r.samples_us["candidate"].size(), r.samples_us["baseline"].size(), r.timer.c_str(), r.dropped_throttled);
@@ -167,7 +167,7 @@ TEST_F(CudaTest, TinyKernelIsTimedAsGraphBatches) {
   SoftmaxData a(b_, 8, 128, 2);
   std::vector<native::TimedCall> calls(1);
   calls[0] = {"candidate", m.get(), a.ins, a.outs};
-  protocol::TimeResult r = b_->time(calls, quick_params());
+  protocol::TimeResult r = b_->time(calls, quick_params(), nullptr);
   double med = median(r.samples_us["candidate"]);
   std::printf("tiny softmax 8x128: %.3f us per call, batch %d, timer %s %s\n", med, r.batch, r.timer.c_str(),
               r.timer_note.c_str());
@@ -179,7 +179,7 @@ TEST_F(CudaTest, TinyKernelIsTimedAsGraphBatches) {
   // With graphs disallowed the same call is timed with events, launch overhead included.
   protocol::TimeParams p = quick_params();
   p.cuda_graph = false;
-  protocol::TimeResult e = b_->time(calls, p);
+  protocol::TimeResult e = b_->time(calls, p, nullptr);
   EXPECT_EQ(e.timer, "cuda_event");
   EXPECT_EQ(e.batch, 1);
   EXPECT_GE(median(e.samples_us["candidate"]), med);
@@ -191,7 +191,7 @@ TEST_F(CudaTest, UncapturableCandidateFallsBackToEvents) {
   DeviceBuffer y(b_, 4);
   std::vector<native::TimedCall> calls(1);
   calls[0] = {"candidate", m.get(), {{}}, {{describe(y.get(), KGATE_F32, {1})}}};
-  protocol::TimeResult r = b_->time(calls, quick_params());
+  protocol::TimeResult r = b_->time(calls, quick_params(), nullptr);
   std::printf("uncapturable: timer %s, note: %s\n", r.timer.c_str(), r.timer_note.c_str());
   EXPECT_EQ(r.timer, "cuda_event");
   EXPECT_FALSE(r.timer_note.empty());
@@ -207,7 +207,7 @@ TEST_F(CudaTest, SideStreamWorkIsFlagged) {
   protocol::TimeParams p = quick_params();
   p.min_time_s = 0.1;
   p.max_time_s = 1.0;
-  protocol::TimeResult r = b_->time(calls, p);
+  protocol::TimeResult r = b_->time(calls, p, nullptr);
   std::printf("side stream: timer %s, median %.2f us, flagged %d\n", r.timer.c_str(),
               median(r.samples_us["candidate"]), r.side_stream_work ? 1 : 0);
   EXPECT_TRUE(r.side_stream_work);

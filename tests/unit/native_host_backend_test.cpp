@@ -129,7 +129,7 @@ TEST_F(NativeHostBackend, TimeInterleavesSlotsAndOrdersBySize) {
   p.min_samples = 10;
   p.max_samples = 60;
   p.target_rse = 10;  // any spread converges once the minimums are met
-  auto r = backend_.time(calls, p);
+  auto r = backend_.time(calls, p, nullptr);
   ASSERT_EQ(r.samples_us.size(), 2u);
   ASSERT_GE(r.samples_us["small"].size(), 10u);
   EXPECT_EQ(r.samples_us["small"].size(), r.samples_us["big"].size());
@@ -153,7 +153,7 @@ TEST_F(NativeHostBackend, TimeStopsAtMaxSamplesWhenNeverConverged) {
   p.min_samples = 5;
   p.max_samples = 25;
   p.target_rse = 0;  // unreachable with real noise unless samples are identical
-  auto r = backend_.time(calls, p);
+  auto r = backend_.time(calls, p, nullptr);
   EXPECT_EQ(r.samples_us["candidate"].size(), 25u);
   EXPECT_EQ(r.samples_us["baseline"].size(), 25u);
   EXPECT_TRUE(r.stop_reason == "max_samples" || r.stop_reason == "converged") << r.stop_reason;
@@ -171,7 +171,7 @@ TEST_F(NativeHostBackend, TimeStopsAtMaxTime) {
   p.max_time_s = 0.05;
   p.min_samples = 1000000;
   p.max_samples = 100000000;
-  auto r = backend_.time(calls, p);
+  auto r = backend_.time(calls, p, nullptr);
   EXPECT_EQ(r.stop_reason, "max_time");
   EXPECT_LT(r.elapsed_s, 2.0);
   EXPECT_FALSE(r.samples_us["candidate"].empty());

@@ -276,7 +276,7 @@ int CudaBackend::run(const Module& m, const std::vector<kgate_tensor>& inputs,
 }
 
 protocol::TimeResult CudaBackend::time(std::vector<TimedCall>& calls,
-                                       const protocol::TimeParams& params) {
+                                       const protocol::TimeParams& params, RoundAudit* audit) {
   make_current();
   TimerDevice dev;
   dev.stream = stream_;
@@ -284,7 +284,7 @@ protocol::TimeResult CudaBackend::time(std::vector<TimedCall>& calls,
   dev.clock = nvml_.get();
   dev.flush_buffer = &flush_buffer_;
   dev.flush_bytes = &flush_bytes_;
-  return CudaTimer(dev).time(calls, params);
+  return CudaTimer(dev).time(calls, params, audit);
 }
 
 }  // namespace kgate::native::cuda

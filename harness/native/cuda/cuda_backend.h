@@ -39,8 +39,8 @@ class CudaBackend : public Backend {
   bool equal(const void* a, const void* b, std::size_t bytes) override;
   int run(const Module& m, const std::vector<kgate_tensor>& inputs,
           std::vector<kgate_tensor>& outputs) override;
-  protocol::TimeResult time(std::vector<TimedCall>& calls,
-                            const protocol::TimeParams& params) override;
+  protocol::TimeResult time(std::vector<TimedCall>& calls, const protocol::TimeParams& params,
+                            RoundAudit* audit) override;
   std::vector<ops::HostTensor> device_reference_f64(
       const ops::Op& op, const ops::Dims& dims,
       const std::vector<ops::HostTensor>& inputs) override;

@@ -230,7 +230,7 @@ void check_calls(const std::vector<TimedCall>& calls, const protocol::TimeParams
 }  // namespace
 
 protocol::TimeResult CudaTimer::time(std::vector<TimedCall>& calls,
-                                     const protocol::TimeParams& params) {
+                                     const protocol::TimeParams& params, RoundAudit* audit) {
   auto t_begin = Clock::now();
   check_calls(calls, params);
   protocol::TimeResult result;
@@ -296,6 +296,8 @@ protocol::TimeResult CudaTimer::time(std::vector<TimedCall>& calls,
   int reference_mhz = dev_.clock != nullptr ? dev_.clock->reference_sm_clock_mhz() : 0;
   auto t_sampling = Clock::now();
   for (std::size_t round = 0;; ++round) {
+    if (audit != nullptr) audit->before_round(round % n_sets);
+    const auto t_round = Clock::now();
     for (std::size_t k = 0; k < slots.size(); ++k) {
       Slot& s = slots[(round + k) % slots.size()];
       double us = sampler.sample(s, round % n_sets, use_graph, batch);
@@ -303,6 +305,9 @@ protocol::TimeResult CudaTimer::time(std::vector<TimedCall>& calls,
       s.samples_us.push_back(us);
       s.clocks_mhz.push_back(dev_.clock != nullptr ? dev_.clock->sm_clock_mhz() : 0);
     }
+    // Between rounds, never inside a timed window (sample() has synchronized the stream;
+    // with graphs the outputs are the batch's last call's).
+    if (audit != nullptr && !audit->after_round(round % n_sets, us_since(t_round))) break;
     double elapsed_s = us_since(t_sampling) * 1e-6;
     bool capped = elapsed_s >= params.max_time_s;
     bool enough = elapsed_s >= params.min_time_s;
@@ -319,6 +324,8 @@ protocol::TimeResult CudaTimer::time(std::vector<TimedCall>& calls,
       if (quiet) break;
     }
   }
+
+  if (audit != nullptr) audit->finish(n_sets);
 
   // Throttled samples out, judged against the default clock (or the run's own steady
   // clock when the kernel holds the clock down: stats/throttle.h).

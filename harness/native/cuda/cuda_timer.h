@@ -35,7 +35,8 @@ inline constexpr double kThrottleFraction = 0.75;
 class CudaTimer {
  public:
   explicit CudaTimer(TimerDevice dev) : dev_(dev) {}
-  protocol::TimeResult time(std::vector<TimedCall>& calls, const protocol::TimeParams& params);
+  protocol::TimeResult time(std::vector<TimedCall>& calls, const protocol::TimeParams& params,
+                            RoundAudit* audit);
 
  private:
   TimerDevice dev_;
