@@ -86,8 +86,7 @@ PerformanceJudgement judge_performance(const protocol::TimeResult& r, const std:
   if (!r.audit_failure.empty()) {
     fail("timed calls: " + r.audit_failure);
   } else if (r.return_code != 0) {
-    // The slot that failed is the note's first word ("SLOT: ...", every worker).
-    const bool baseline = r.timer_note.rfind("baseline:", 0) == 0;
+    const bool baseline = r.failed_slot == "baseline";
     const std::string what = "failed while it was timed (" +
                              (r.timer_note.empty() ? "return code " + std::to_string(r.return_code)
                                                    : r.timer_note) + ")";
@@ -128,7 +127,10 @@ protocol::TimeResult merge_time_results(const protocol::TimeResult& a, const pro
   if (m.flops <= 0) m.flops = b.flops;
   m.elapsed_s = a.elapsed_s + b.elapsed_s;
   m.stop_reason = b.stop_reason;
-  if (m.return_code == 0) m.return_code = b.return_code;
+  if (m.return_code == 0) {
+    m.return_code = b.return_code;
+    m.failed_slot = b.failed_slot;
+  }
   auto join = [](std::string& dst, const std::string& more) {
     if (!more.empty() && more != dst) dst = dst.empty() ? more : dst + "; " + more;
   };

@@ -304,6 +304,7 @@ protocol::TimeResult HostBackend::time(std::vector<TimedCall>& calls,
     case StopReason::kContinue: break;
   }
   res.return_code = nonzero_rc;
+  res.failed_slot = nonzero_slot;
   res.elapsed_s = seconds_since(t_all);
   return res;
 }

@@ -237,6 +237,7 @@ struct TimeResult {
   std::string stop_reason;  // "converged" | "max_time" | "max_samples"
   int return_code = 0;      // first non-zero kgate_run return (or exception) seen while timing
   std::string timer_note;   // why the timer is not the usual one, e.g. graph capture failed
+  std::string failed_slot;  // the slot whose call failed while timed (with return_code; "" = none)
   // The audit of the timed calls (the Python worker, kgate_worker/audit.py): rounds whose
   // outputs were compared between the slots, what differed or showed a result cache ("" =
   // nothing), and what could not be audited.
@@ -247,8 +248,8 @@ struct TimeResult {
 KGATE_WIRE_RESULT(TimeResult, samples_us, timer, batch,
                                                 dropped_throttled, clock_mhz, side_stream_work,
                                                 min_bytes, flops, elapsed_s, stop_reason,
-                                                return_code, timer_note, audited, audit_failure,
-                                                audit_note)
+                                                return_code, timer_note, failed_slot, audited,
+                                                audit_failure, audit_note)
 
 // ---- envelope -------------------------------------------------------------------------
 struct Request {

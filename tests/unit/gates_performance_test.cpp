@@ -111,6 +111,7 @@ TEST(PerformanceGate, ASlotThatFailsWhileTimedIsNotJudgedOnItsSamples) {
   config::GateThresholds t;
   auto r = timed(50, 100);
   r.return_code = 1;
+  r.failed_slot = "candidate";
   r.stop_reason = "error";
   r.timer_note = "candidate: RuntimeError: boom (cand.py:12)";
   auto j = judge_performance(r, "c", t, 0, 30);
@@ -122,7 +123,12 @@ TEST(PerformanceGate, ASlotThatFailsWhileTimedIsNotJudgedOnItsSamples) {
   r.timer_note.clear();
   j = judge_performance(r, "c", t, 0, 30);
   EXPECT_NE(j.gate.reason.find("(return code 1)"), std::string::npos) << j.gate.reason;
+  // The field names the slot, not the note's text: a candidate whose error message starts
+  // with "baseline:" is still the candidate.
+  r.timer_note = "baseline: it says so itself";
+  EXPECT_EQ(judge_performance(r, "c", t, 0, 30).gate.status, GateStatus::kFail);
   // the baseline failing is not the candidate's verdict
+  r.failed_slot = "baseline";
   r.timer_note = "baseline: RuntimeError: CUDA error";
   j = judge_performance(r, "c", t, 0, 30);
   EXPECT_EQ(j.gate.status, GateStatus::kError);
@@ -176,6 +182,7 @@ TEST(PerformanceGate, MergedRunsAppendSamplesAndSumCounts) {
   a.elapsed_s = 1;
   b.elapsed_s = 4;
   b.return_code = 7;
+  b.failed_slot = "baseline";
   a.timer_note = "first";
   b.timer_note = "second";
   const protocol::TimeResult m = merge_time_results(a, b);
@@ -188,6 +195,7 @@ TEST(PerformanceGate, MergedRunsAppendSamplesAndSumCounts) {
   EXPECT_EQ(m.min_bytes, 100);
   EXPECT_EQ(m.elapsed_s, 5);
   EXPECT_EQ(m.return_code, 7);
+  EXPECT_EQ(m.failed_slot, "baseline");
   EXPECT_EQ(m.timer_note, "first; second");
 }
 

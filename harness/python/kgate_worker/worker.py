@@ -1435,7 +1435,8 @@ class Worker:
                "timer": "cuda_event" if self.cuda else "perf_counter", "batch": 1,
                "dropped_throttled": 0, "clock_mhz": [], "side_stream_work": False,
                "min_bytes": 0.0, "flops": 0.0, "elapsed_s": 0.0, "stop_reason": "",
-               "return_code": 0, "timer_note": "", "audited": 0, "audit_failure": "",
+               "return_code": 0, "timer_note": "", "failed_slot": "", "audited": 0,
+               "audit_failure": "",
                "audit_note": ""}
         samples = res["samples_us"]
         t_start = clocks.perf_counter()
@@ -1626,6 +1627,7 @@ class Worker:
             raise WorkerError("no_candidate", f"{e}; slot '{current}' emptied") from None
         except (Exception, SystemExit) as e:
             res["return_code"] = 1
+            res["failed_slot"] = current
             res["stop_reason"] = "error"
             res["timer_note"] = f"{current}: " + source.describe_exception(
                 e, chosen[current].source_path)
