@@ -493,7 +493,7 @@ class PrCheck {
             }
         }
       } catch (const Error& e) {
-        log::error(std::string("history ") + db + ": " + e.what());
+        log_history_error(db, e);
         infra_error_ = true;
         history.reset();
       }
@@ -504,7 +504,7 @@ class PrCheck {
         history->record_run_dir(o_.out);
         log::info("recorded the check in " + db);
       } catch (const Error& e) {
-        log::error(std::string("history ") + db + ": " + e.what());
+        log_history_error(db, e);
         infra_error_ = true;
       }
     }

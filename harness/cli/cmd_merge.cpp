@@ -17,7 +17,7 @@ ExitCode cmd_merge(const MergeOptions& o) {
   // reports are what the pipeline publishes); the merge then exits with its error's status.
   std::optional<ExitCode> history_error;
   auto history_failed = [&](const Error& e) {
-    log::error("history " + db + ": " + e.what());
+    log_history_error(db, e);
     history_error = e.code();
   };
   std::optional<report::History> history;

@@ -46,7 +46,14 @@ ExitCode cmd_report(const ReportOptions& o) {
       incomplete = w.exit_code;
     }
     if (history) {
-      history->record_run(run);
+      // The reports are written; a run the history cannot take is this command's error
+      // (exit 3 for a locked or broken database), never a run silently not recorded.
+      try {
+        history->record_run(run);
+      } catch (const Error& e) {
+        log_history_error(o.db, e);
+        return worse(e.code(), incomplete);
+      }
       log::info("recorded run " + run.info.run_id + " in " + o.db);
     }
   }

@@ -127,7 +127,7 @@ ExitCode record_history(const RunOptions& o, const std::string& out) {
     log::info("recorded the run in " + db);
     return ExitCode::kPass;
   } catch (const Error& e) {
-    log::error(std::string("history ") + db + ": " + e.what());
+    log_history_error(db, e);
     return ExitCode::kInfra;
   }
 }
@@ -158,7 +158,7 @@ ExitCode apply_history(const RunOptions& o, const std::vector<const config::Plan
       log::warn(std::string("records: ") + e.what());
       return ExitCode::kPass;
     }
-    log::error(std::string("history ") + db + ": " + e.what());
+    log_history_error(db, e);
     return ExitCode::kInfra;
   }
 }

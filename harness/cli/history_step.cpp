@@ -34,6 +34,11 @@ int compare_with_history(report::RunRecords& run, const report::History& history
   return failing;
 }
 
+void log_history_error(const std::string& db, const std::exception& e) {
+  const std::string what = e.what();
+  log::error("history " + (what.rfind(db + ":", 0) == 0 ? what : db + ": " + what));
+}
+
 void rewrite_records(const std::string& out_dir, const report::RunRecords& run) {
   std::error_code ec;
   for (const auto& r : run.results)

@@ -28,6 +28,9 @@ int compare_with_history(report::RunRecords& run, const report::History& history
 // `run` (a planned problem without a record stays without one).
 void rewrite_records(const std::string& out_dir, const report::RunRecords& run);
 
+// Logs a history error as "history DB: WHAT" (DB once when WHAT starts with it).
+void log_history_error(const std::string& db, const std::exception& e);
+
 // What a history comparison adds to a command's exit status: 1 when a regression against
 // the accepted results fails the pipeline, else 0.
 inline ExitCode history_exit(int failing) { return failing > 0 ? ExitCode::kGateFailure : ExitCode::kPass; }

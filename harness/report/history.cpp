@@ -2,7 +2,12 @@
 
 #include <sqlite3.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <random>
 #include <thread>
 
 #include "core/error.h"
@@ -13,12 +18,29 @@
 namespace kgate::report {
 namespace {
 
+// The database is held by another connection (SQLITE_BUSY, SQLITE_LOCKED) past SQLite's
+// busy handler: the transaction is rolled back and tried again (History::with_retry).
+class Busy : public InfraError {
+ public:
+  using InfraError::InfraError;
+};
+
+bool busy_code(int rc) {
+  const int primary = rc & 0xff;
+  return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+}
+
+[[noreturn]] void throw_sqlite(int rc, const std::string& msg) {
+  if (busy_code(rc)) throw Busy(msg);
+  throw InfraError(msg);
+}
+
 // One prepared statement; finalized on scope exit. Errors become InfraError with the SQL.
 class Stmt {
  public:
   Stmt(sqlite3* db, const std::string& sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st_, nullptr) != SQLITE_OK)
-      throw InfraError("history: cannot prepare \"" + sql + "\": " + sqlite3_errmsg(db));
+    if (int rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &st_, nullptr); rc != SQLITE_OK)
+      throw_sqlite(rc, "history: cannot prepare \"" + sql + "\": " + sqlite3_errmsg(db));
   }
   ~Stmt() { sqlite3_finalize(st_); }
   Stmt(const Stmt&) = delete;
@@ -41,7 +63,7 @@ class Stmt {
     int rc = sqlite3_step(st_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    throw InfraError(std::string("history: ") + sqlite3_errmsg(db_));
+    throw_sqlite(rc, std::string("history: ") + sqlite3_errmsg(db_));
   }
   std::string text(int col) const {
     auto* p = sqlite3_column_text(st_, col);
@@ -102,43 +124,85 @@ History::History(const std::string& path) : path_(path) {
     db_ = nullptr;
     throw InfraError(path + ": cannot open the history database: " + msg);
   }
-  sqlite3_busy_timeout(db_, 10000);  // shards of one CI run may record at once
+  set_lock_wait(wait_);  // shards of one CI run may record at once
   try {
-    // Write-ahead log: readers (a shard planning its partition) never block the writer (a
-    // finished run recording itself), and a crash mid-write leaves the last commit intact.
-    // Shards opening a new file at once can get SQLITE_BUSY here without the busy handler
-    // (the switch to WAL, the first schema): retried for as long as the busy timeout.
-    for (int attempt = 0;; ++attempt) {
+    with_retry("the database could not be opened", [&] {
       try {
+        // Write-ahead log: readers (a shard planning its partition) never block the writer
+        // (a finished run recording itself), and a crash mid-write leaves the last commit
+        // intact. Shards opening a new file at once contend here (the switch to WAL, the
+        // first schema, the version row): retried as any busy write is.
         exec("PRAGMA journal_mode=WAL");
         exec(kSchema);
-        break;
-      } catch (const InfraError&) {
-        if ((sqlite3_errcode(db_) & 0xff) != SQLITE_BUSY || attempt >= 200) throw;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        // OR IGNORE: shards opening a new file at once race to this insert; one wins. A
+        // file that has its version is only read: opening it waits for no writer.
+        std::string v = schema_version();
+        if (v.empty()) {
+          Stmt(db_, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)")
+              .bind(1, std::to_string(kHistorySchemaVersion))
+              .step();
+          v = schema_version();
+        }
+        if (v == "1") {
+          migrate_from_1();
+        } else if (v != std::to_string(kHistorySchemaVersion)) {
+          throw UsageError(path + ": history schema version " + v + " (this kgate reads " +
+                           std::to_string(kHistorySchemaVersion) + ")");
+        }
+      } catch (const Busy&) {
+        throw;
+      } catch (const InfraError& e) {
+        // A file that is not a database at all is the user's input problem.
+        throw UsageError(path + ": not a kgate history database (" + e.what() + ")");
       }
-    }
-    // OR IGNORE: shards opening a new file at once race to this insert; one wins.
-    Stmt(db_, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)")
-        .bind(1, std::to_string(kHistorySchemaVersion))
-        .step();
-    std::string v = schema_version();
-    if (v == "1") {
-      migrate_from_1();
-    } else if (v != std::to_string(kHistorySchemaVersion)) {
-      throw UsageError(path + ": history schema version " + v + " (this kgate reads " +
-                       std::to_string(kHistorySchemaVersion) + ")");
-    }
-  } catch (const InfraError& e) {
-    sqlite3_close(db_);
-    db_ = nullptr;
-    // A file that is not a database at all is the user's input problem.
-    throw UsageError(path + ": not a kgate history database (" + e.what() + ")");
+    });
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;
     throw;
   }
+}
+
+void History::set_lock_wait(LockWait w) {
+  wait_ = w;
+  sqlite3_busy_timeout(db_, static_cast<int>(std::min(w.attempt, w.total).count()));
+}
+
+void History::with_retry(const std::string& what, const std::function<void()>& body) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  // Jittered pauses between tries, so that writers refused together do not retry together.
+  std::minstd_rand rng(static_cast<unsigned>(::getpid()) ^
+                       static_cast<unsigned>(start.time_since_epoch().count()));
+  for (int attempt = 1;; ++attempt) {
+    try {
+      body();
+      return;
+    } catch (const Busy& e) {
+      const auto pause = std::chrono::milliseconds(20 + rng() % 180);
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+      if (waited + pause >= wait_.total) {
+        char secs[32];
+        std::snprintf(secs, sizeof secs, "%.1f", static_cast<double>(waited.count()) / 1000);
+        throw InfraError(path_ + ": the history database stayed locked by other writers for " + secs + " s (" +
+                         std::to_string(attempt) + " tries; " + e.what() + "): " + what);
+      }
+      std::this_thread::sleep_for(pause);
+    }
+  }
+}
+
+void History::write_transaction(const std::string& what, const std::function<void()>& body) {
+  with_retry(what, [&] {
+    exec("BEGIN IMMEDIATE");
+    try {
+      body();
+      exec("COMMIT");
+    } catch (...) {
+      exec_noexcept("ROLLBACK");
+      throw;
+    }
+  });
 }
 
 History::~History() { sqlite3_close(db_); }
@@ -152,7 +216,7 @@ std::string History::schema_version() const {
 // transaction that re-reads the version, so two processes opening one old file at once
 // migrate it once.
 void History::migrate_from_1() {
-  exec("BEGIN IMMEDIATE");
+  exec("BEGIN IMMEDIATE");  // retried whole by the constructor while busy
   try {
     if (schema_version() == "1") {
       exec("ALTER TABLE accepted ADD COLUMN config_key TEXT NOT NULL DEFAULT ''");
@@ -177,10 +241,10 @@ void History::exec_noexcept(const std::string& sql) {
 
 void History::exec(const std::string& sql) {
   char* err = nullptr;
-  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
+  if (int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err); rc != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    throw InfraError("history: " + msg);
+    throw_sqlite(rc, "history: " + msg);
   }
 }
 
@@ -190,8 +254,7 @@ void History::record_run(const RunRecords& run) {
   const std::string gpu = gpu_key(info.env);
   // A PR check's results are stored (kind check) but never accepted: its kernel is not merged.
   const bool accepts = info.kind == RunKind::kRun;
-  exec("BEGIN IMMEDIATE");
-  try {
+  write_transaction("run " + info.run_id + " was not recorded", [&] {
     Stmt(db_, "DELETE FROM results WHERE run_id = ?").bind(1, info.run_id).step();
     Stmt(db_,
          "INSERT OR REPLACE INTO runs(run_id, suite, kind, config_hash, started_at, finished_at, "
@@ -225,14 +288,10 @@ void History::record_run(const RunRecords& run) {
         auto current = accepted(problem, rgpu, r.config_key);
         if (!current || (current->content_hash != r.best_hash &&
                          speed_vs_accepted(r, *current).speedup_lo > 1))
-          accept(accepted_from(r, info));
+          insert_accepted(accepted_from(r, info));
       }
     }
-    exec("COMMIT");
-  } catch (...) {
-    exec_noexcept("ROLLBACK");
-    throw;
-  }
+  });
 }
 
 void History::record_run_dir(const std::string& out_dir) { record_run(load_run_dir(out_dir)); }
@@ -244,6 +303,11 @@ bool History::has_run(const std::string& run_id) const {
 }
 
 void History::accept(const AcceptedKernel& k) {
+  with_retry("the accepted result of " + k.problem + " (run " + k.run_id + ") was not recorded",
+             [&] { insert_accepted(k); });
+}
+
+void History::insert_accepted(const AcceptedKernel& k) {
   Stmt(db_,
        "INSERT INTO accepted(problem, gpu, content_hash, accepted_at, commit_sha, run_id, best_us, "
        "speedup, config_key, speedup_lo, speedup_hi) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")

@@ -2,6 +2,8 @@
 // The history store (docs/architecture.md, docs/reports.md): one SQLite file with the runs, their results and
 // the accepted kernels per (problem, GPU). Nightly jobs record their merged output here;
 // the weekly report, shard costs and regression checks read it.
+#include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -74,13 +76,30 @@ class History {
 
   const std::string& path() const { return path_; }
 
+  // How long a write waits for other writers (shards, merges, reports recording into one
+  // file at once): SQLite's busy handler waits up to `attempt` per try; a write still
+  // refused as busy or locked is rolled back and tried again until `total` has passed,
+  // then it is an InfraError naming the database and what was not recorded. Never
+  // dropped silently.
+  struct LockWait {
+    std::chrono::milliseconds attempt{10000};
+    std::chrono::milliseconds total{120000};
+  };
+  void set_lock_wait(LockWait w);
+
  private:
+  // body, tried again while it throws busy (with a jittered pause) until wait_.total.
+  void with_retry(const std::string& what, const std::function<void()>& body);
+  // BEGIN IMMEDIATE, body, COMMIT; retried from the start while the database is busy.
+  void write_transaction(const std::string& what, const std::function<void()>& body);
+  void insert_accepted(const AcceptedKernel& k);  // one statement, no retry (inside a transaction)
   void exec(const std::string& sql);
   void exec_noexcept(const std::string& sql);
   std::string schema_version() const;
   void migrate_from_1();
   std::string path_;
   sqlite3* db_ = nullptr;
+  LockWait wait_;
 };
 
 // The GPU key used for history rows: the gpu target id when known, else the device name.

@@ -6,9 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "core/error.h"
 #include "report/history.h"
@@ -297,6 +300,72 @@ TEST(ReportAccepted, SeveralShardsWriteOneDatabaseAtOnce) {
   EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
   sqlite3_finalize(st);
   sqlite3_close(db);
+}
+
+// Another connection holding the write lock (BEGIN IMMEDIATE) until release() or the end.
+class WriteLockHolder {
+ public:
+  explicit WriteLockHolder(const std::string& path) {
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  }
+  ~WriteLockHolder() {
+    release();
+    sqlite3_close(db_);
+  }
+  void release() {
+    if (held_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+    held_ = false;
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+  bool held_ = true;
+};
+
+TEST(ReportAccepted, AWriteLockedPastItsWaitFailsNamingTheDatabaseAndTheRun) {
+  TempDir d;
+  const std::string path = d / "held.sqlite";
+  { History h(path); }  // created, with its schema
+  WriteLockHolder holder(path);
+  History h(path);  // opening an existing file only reads it: not blocked by the writer
+  h.set_lock_wait({std::chrono::milliseconds(100), std::chrono::milliseconds(600)});
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    h.record_run(one_run("night-held", result(50, 2, 1.9, 2.1)));
+    FAIL() << "a write under another writer's lock succeeded";
+  } catch (const InfraError& e) {
+    const std::string msg = e.what();
+    EXPECT_THAT(msg, ::testing::StartsWith(path + ": the history database stayed locked by other writers"));
+    EXPECT_THAT(msg, ::testing::HasSubstr("run night-held was not recorded"));
+    EXPECT_THAT(msg, ::testing::HasSubstr("database is locked"));
+  }
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(waited, 0.4);  // tried again past the first busy timeout, up to the total
+  EXPECT_LT(waited, 5.0);
+  holder.release();
+  EXPECT_FALSE(h.has_run("night-held"));  // nothing half-written
+  h.record_run(one_run("night-held", result(50, 2, 1.9, 2.1)));
+  EXPECT_TRUE(h.has_run("night-held"));
+}
+
+TEST(ReportAccepted, AWriteWaitsForALockHeldPastOneBusyTimeout) {
+  TempDir d;
+  const std::string path = d / "held.sqlite";
+  { History h(path); }
+  WriteLockHolder holder(path);
+  History h(path);
+  // SQLite's own busy handler gives up after 50 ms; the writer holds the lock for 500.
+  h.set_lock_wait({std::chrono::milliseconds(50), std::chrono::milliseconds(20000)});
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    holder.release();
+  });
+  EXPECT_NO_THROW(h.record_run(one_run("night-late", result(50, 2, 1.9, 2.1))));
+  releaser.join();
+  EXPECT_TRUE(h.has_run("night-late"));
+  ASSERT_TRUE(h.accepted("native/softmax", "h200", "cfg"));
+  EXPECT_EQ(h.accepted("native/softmax", "h200", "cfg")->run_id, "night-late");
 }
 
 // ---- through the binary --------------------------------------------------------------
