@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "gates/evaluator.h"
+#include "ops/op.h"
 #include "stats/gbench_json.h"
 
 namespace kgate::cli {
@@ -120,6 +121,11 @@ ExitCode cmd_bench(const BenchOptions& o) {
   }
   config::NativeProblem problem = kb ? config::kernelbench_problem("", o.problem, o.baseline.empty() ? "eager" : o.baseline)
                                      : config::load_native_problem(o.problem);
+  if (!kb && backend == "host" && problem.host_bench.empty())
+    if (const ops::Op* op = ops::find_op(problem.op))
+      if (std::string why = config::host_memory_problem(problem, *op, problem.bench, /*timed=*/true); !why.empty())
+        throw UsageError(problem.bench_loc.str() + ": error: 'bench' " + why +
+                         " (the host backend times bench: this problem has no host_bench)");
 
   gates::EvalOptions opt;
   opt.backend = backend;

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "config/catalog.h"
+#include "core/error.h"
 
 namespace fs = std::filesystem;
 
@@ -107,6 +108,21 @@ ExitCode cmd_validate(const ValidateOptions& o) {
     std::printf(", %d warning%s", diags.warning_count(), diags.warning_count() == 1 ? "" : "s");
   std::printf("\n");
   if (diags.has_errors()) return ExitCode::kUsage;
+  // What only a plan can tell (a host suite times a problem without host_bench at bench,
+  // bounded by this machine's memory): every suite planned, its errors this command's.
+  if (!o.plan) {
+    bool planned_ok = true;
+    for (const auto& s : cat.suites) {
+      if (!config::unavailable_reason(cat, s).empty()) continue;
+      try {
+        (void)config::plan_suite(cat, s);
+      } catch (const UsageError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        planned_ok = false;
+      }
+    }
+    if (!planned_ok) return ExitCode::kUsage;
+  }
   if (o.plan) {
     for (const auto& s : cat.suites) {
       std::printf("\n");

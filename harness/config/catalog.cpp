@@ -11,6 +11,7 @@
 
 #include "config/suggest.h"
 #include "core/error.h"
+#include "ops/op.h"
 #include "core/paths.h"
 
 namespace fs = std::filesystem;
@@ -511,6 +512,14 @@ Plan plan_suite(const Catalog& cat, const Suite& suite) {
           item.starter = s->second;
         else
           item.skip_reason = "no " + item.backend + " starter";
+        // Without host_bench the host backend times bench: bounded like a host_bench is
+        // (config/loader.cpp), at bench's line, before any worker allocates it.
+        const ops::Op* op = item.backend == "host" && item.skip_reason.empty() && p.native->host_bench.empty()
+                                ? ops::find_op(p.native->op)
+                                : nullptr;
+        if (op != nullptr)
+          if (std::string why = host_memory_problem(*p.native, *op, p.native->bench, /*timed=*/true); !why.empty())
+            d.error(p.native->bench_loc, "'bench' " + why + " (the host backend times bench: this problem has no host_bench)");
       } else {
         const LevelConfig* lv = cat.level(p.level);
         item.native = kernelbench_problem(p.id, p.source, lv->baseline);

@@ -648,6 +648,43 @@ std::optional<DType> dtype_at(const YAML::Node& n, const std::string& what, cons
   return d;
 }
 
+}  // namespace
+
+std::string host_memory_problem(const NativeProblem& p, const ops::Op& op, const ops::Dims& d, bool timed) {
+  // The dtype the tensors are in: the timed one, else the widest a check draws.
+  std::size_t widest = dtype_size(p.bench_dtype);
+  if (!timed)
+    for (DType t : p.dtypes) widest = std::max(widest, dtype_size(t));
+  long double bytes = 0;
+  auto add = [&](const ops::TensorDecl& t, int copies, bool truth) {
+    long double n = 1;
+    for (int64_t s : op.shape_of(t, d)) n *= static_cast<long double>(s);
+    const std::size_t size = t.fixed_dtype ? dtype_size(*t.fixed_dtype) : widest;
+    bytes += n * static_cast<long double>(size) * copies + (truth ? n * 8 : 0);
+  };
+  for (const auto& t : op.inputs()) add(t, 1, false);
+  for (const auto& t : op.outputs()) add(t, timed ? 2 : 1, true);
+  const std::uint64_t cap = core::host_address_space_cap();
+  const std::uint64_t avail = core::host_memory_available();
+  const bool by_cap = cap > 0 && (avail == 0 || cap <= avail);
+  const std::uint64_t limit = by_cap ? cap : avail;
+  if (limit == 0 || bytes <= static_cast<long double>(limit)) return "";
+  auto size = [](long double b) {
+    char buf[32];
+    const bool gib = b >= (1ull << 30);
+    std::snprintf(buf, sizeof buf, "%.1f %s", static_cast<double>(b / (gib ? (1ull << 30) : (1ull << 20))),
+                  gib ? "GiB" : "MiB");
+    return std::string(buf);
+  };
+  return "needs " + size(bytes) + " at " + dims_str(d) +
+         (timed ? " (inputs, two outputs and their float64 truth)" : " (inputs, an output and its float64 truth)") +
+         ", more than the " + size(static_cast<long double>(limit)) +
+         (by_cap ? " a host worker may map here (half of this machine's memory; KGATE_SANDBOX_MEMORY_MB sets it)"
+                 : " this machine has available (MemAvailable in /proc/meminfo)");
+}
+
+namespace {
+
 NativeProblem parse_problem(const YAML::Node& root, const std::string& path, Diagnostics& diags,
                             const OpCatalog& ops_catalog) {
   NativeProblem p;
@@ -673,20 +710,24 @@ NativeProblem parse_problem(const YAML::Node& root, const std::string& path, Dia
 
   YAML::Node n;
   if (m.mapping("bench", &n, true)) {
+    p.bench_loc = loc_of(path, n);
     if (auto d = parse_dims(n, "bench", op, path, diags); d && op_known) p.bench = *d;
   }
-  SourceLoc host_bench_loc;  // a location, not the node: `n` is reused below
+  SourceLoc& host_bench_loc = p.host_bench_loc;  // a location, not the node: `n` is reused below
   if (m.mapping("host_bench", &n)) {
     host_bench_loc = loc_of(path, n);
     if (auto d = parse_dims(n, "host_bench", op, path, diags); d && op_known) p.host_bench = *d;
   }
+  std::vector<SourceLoc> sweep_locs;  // of each shape in p.sweep, for the memory check below
   if (m.sequence("sweep", &n, true)) {
     if (n.size() == 0) m.error("sweep", "'sweep' is empty: list at least one correctness shape");
     int i = 0;
     for (const auto& shape : n) {
       if (auto d = parse_dims(shape, "sweep[" + std::to_string(i) + "]", op, path, diags);
-          d && op_known)
+          d && op_known) {
         p.sweep.push_back(*d);
+        sweep_locs.push_back(loc_of(path, shape));
+      }
       ++i;
     }
   }
@@ -719,35 +760,21 @@ NativeProblem parse_problem(const YAML::Node& root, const std::string& path, Dia
     }
   }
 
-  // The host backend holds the inputs and two outputs (baseline, candidate) at host_bench
-  // in one worker, whose address space is capped (core/sandbox.h): sizes past it would
-  // fail at the first timing, after the whole search was set up, or, without the cap,
-  // swap the runner. Refused here instead, with the numbers.
+  // The host backend holds the inputs, two outputs (baseline, candidate) and their float64
+  // truth at host_bench in one worker, and a sweep shape's inputs, output and truth: sizes
+  // past the worker's address-space cap or this machine's available memory would fail at
+  // the first check or timing, after the whole search was set up (or swap the runner).
+  // Refused here instead, with the numbers.
   if (op_known && !p.host_bench.empty()) {
-    const std::uint64_t cap = core::host_address_space_cap();
-    if (cap > 0) {
-      long double bytes = 0;
-      auto add = [&](const ops::TensorDecl& t, int copies) {
-        long double n = 1;
-        for (int64_t d : op->shape_of(t, p.host_bench)) n *= static_cast<long double>(d);
-        bytes += n * static_cast<long double>(dtype_size(t.fixed_dtype.value_or(p.bench_dtype))) * copies;
-      };
-      for (const auto& t : op->inputs()) add(t, 1);
-      for (const auto& t : op->outputs()) add(t, 2);
-      if (bytes > static_cast<long double>(cap)) {
-        auto size = [](long double b) {
-          char buf[32];
-          const bool gib = b >= (1ull << 30);
-          std::snprintf(buf, sizeof buf, "%.1f %s", static_cast<double>(b / (gib ? (1ull << 30) : (1ull << 20))),
-                        gib ? "GiB" : "MiB");
-          return std::string(buf);
-        };
-        diags.error(host_bench_loc, "'host_bench' needs " + size(bytes) + " at " + dims_str(p.host_bench) +
-                                  " (inputs and two outputs), more than the " + size(static_cast<long double>(cap)) +
-                                  " a host worker may map here (half of this machine's memory; "
-                                  "KGATE_SANDBOX_MEMORY_MB sets it)");
+    if (std::string why = host_memory_problem(p, *op, p.host_bench, /*timed=*/true); !why.empty())
+      diags.error(host_bench_loc, "'host_bench' " + why);
+  }
+  if (op_known) {
+    for (std::size_t i = 0; i < p.sweep.size(); ++i)
+      if (std::string why = host_memory_problem(p, *op, p.sweep[i], /*timed=*/false); !why.empty()) {
+        diags.error(sweep_locs[i], "'sweep' " + why);
+        break;  // the larger shapes after it say the same
       }
-    }
   }
 
   if (m.mapping("tolerance", &n)) {

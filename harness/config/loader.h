@@ -37,6 +37,13 @@ struct OpCatalog {
 };
 OpCatalog builtin_op_catalog();  // kgate::ops::find_op + op_names
 
+// "" when one shape of problem `p` fits in a host worker here, else "needs X at D (...),
+// more than ..." with the bound it passes: the worker's address-space cap or this machine's
+// MemAvailable, whichever is less. `timed`: the timed shape (inputs, baseline and candidate
+// outputs, the outputs' float64 truth, in bench_dtype); else a checked shape (inputs, one
+// output and its truth, in the widest of p.dtypes).
+std::string host_memory_problem(const NativeProblem& p, const ops::Op& op, const ops::Dims& d, bool timed);
+
 // Positions of the names a file refers to, so cross-file checks (Catalog) can point at
 // the exact list entry that dangles.
 struct LevelRefs {

@@ -71,6 +71,7 @@ struct NativeProblem {
   std::map<std::string, std::string> baselines; // backend -> baseline file; missing = reference
   std::string reference_source;          // user float64 reference (absolute), "" = built-in
   SourceLoc loc;
+  SourceLoc bench_loc, host_bench_loc;   // where 'bench' and 'host_bench' are written
   // A KernelBench problem (a PyTorch `Model` in a .py file, run by the Python worker) has
   // kind "kernelbench", the file in `path` and no op; its baseline is a mode of the
   // reference model: eager | compile | compile-max-autotune.

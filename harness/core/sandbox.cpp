@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 
@@ -208,6 +209,16 @@ std::uint64_t host_address_space_cap() {
   const long page = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return 0;
   return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2;
+}
+
+std::uint64_t host_memory_available(const std::string& meminfo) {
+  std::ifstream in(meminfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long long kb = 0;
+    if (std::sscanf(line.c_str(), "MemAvailable: %llu kB", &kb) == 1) return static_cast<std::uint64_t>(kb) << 10;
+  }
+  return 0;
 }
 
 std::string describe(const Sandbox& s) {

@@ -72,6 +72,9 @@ std::vector<std::string> scrub_environment(std::map<std::string, std::string>& e
 // number): the address space a native host worker, and the candidate in it, may map.
 // kgate validate checks a problem's host_bench against it.
 std::uint64_t host_address_space_cap();
+// MemAvailable of `meminfo` (/proc/meminfo) in bytes: what this machine can give a worker
+// now without swapping. 0 when unknown (no such file or line).
+std::uint64_t host_memory_available(const std::string& meminfo = "/proc/meminfo");
 
 // One line: what the sandbox of `s` holds on this machine. "off" when disabled.
 // "files: writable only beneath 4 directories (Landlock ABI 7); network: none (namespace);

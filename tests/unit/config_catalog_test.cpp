@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "config_fake_ops.h"
 #include "core/error.h"
@@ -263,6 +265,39 @@ TEST(ConfigCatalog, StrictPlanOfASuiteFile) {
   EXPECT_EQ(plan.suite.id, "minimal");
   EXPECT_EQ(plan.items.size(), 2u);
   EXPECT_THROW(plan_suite_file(fixture("bad/suites/bad_suite.yaml")), UsageError);
+}
+
+// A host-backend problem without host_bench is timed at bench: bounded at plan time like a
+// host_bench (rms at 4096x4096 f32: 64 MiB in, 2 x 64 MiB out, 128 MiB of truth, a 16 KiB weight).
+TEST(ConfigCatalog, AHostPlanBoundsTheBenchShapeOfAProblemWithoutHostBench) {
+  const std::filesystem::path d = std::filesystem::temp_directory_path() /
+                                  ("kgate-catalog-bench-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::copy(fixture("good"), d, std::filesystem::copy_options::recursive);
+  const std::string rms = (d / "native" / "rms.yaml").string();
+  {
+    std::ifstream in(rms);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    text.replace(text.find("bench: {R: 64, C: 256}"), 22, "bench: {R: 4096, C: 4096}");
+    std::ofstream(rms, std::ios::trunc) << text;
+  }
+  const std::string suite = (d / "suites" / "minimal.yaml").string();
+  ::setenv("KGATE_SANDBOX_MEMORY_MB", "300", 1);
+  try {
+    plan_suite_file(suite);
+    ADD_FAILURE() << "a bench past the host worker's memory was planned";
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(rms + ":5:"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'bench' needs 320.0 MiB at {C: 4096, R: 4096}"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("this problem has no host_bench"), std::string::npos) << msg;
+  }
+  ::setenv("KGATE_SANDBOX_MEMORY_MB", "400", 1);
+  EXPECT_NO_THROW(plan_suite_file(suite));
+  ::unsetenv("KGATE_SANDBOX_MEMORY_MB");
+  std::filesystem::remove_all(d);
 }
 
 // Input files are regular files: a directory named like a config, a FIFO among the

@@ -11,6 +11,7 @@
 
 #include "config_fake_ops.h"
 #include "core/error.h"
+#include "core/sandbox.h"
 
 namespace kgate::config {
 namespace {
@@ -136,23 +137,71 @@ TEST(ConfigLoader, TensorSizesThatOverflowAreRefused) {
 }
 
 // A host_bench whose tensors would not fit in a host worker's address space here is refused
-// at its line with the numbers (f16 at 1024x1024: 2 MiB in, 2 x 2 MiB out = 6 MiB).
+// at its line with the numbers (f16 at 1024x1024: 2 MiB in, 2 x 2 MiB out, 8 MiB of float64
+// truth = 14 MiB).
 TEST(ConfigLoader, HostBenchPastTheHostWorkersMemoryIsRefused) {
   const std::string f = fixture("good/native/softmax.yaml");
-  ::setenv("KGATE_SANDBOX_MEMORY_MB", "5", 1);
+  ::setenv("KGATE_SANDBOX_MEMORY_MB", "13", 1);
   Diagnostics d;
   auto p = parse_native_problem_file(f, d);
   EXPECT_FALSE(p.has_value() && d.empty());
   EXPECT_NE(d.str().find(f + ":6:"), std::string::npos) << d.str();  // host_bench's line
-  EXPECT_NE(d.str().find("'host_bench' needs 6.0 MiB at {C: 1024, R: 1024} (inputs and two outputs), more than "
-                         "the 5.0 MiB a host worker may map here"),
+  EXPECT_NE(d.str().find("'host_bench' needs 14.0 MiB at {C: 1024, R: 1024} (inputs, two outputs and their "
+                         "float64 truth), more than the 13.0 MiB a host worker may map here"),
             std::string::npos)
       << d.str();
-  ::setenv("KGATE_SANDBOX_MEMORY_MB", "7", 1);  // fits
+  ::setenv("KGATE_SANDBOX_MEMORY_MB", "15", 1);  // fits
   Diagnostics ok;
   parse_native_problem_file(f, ok);
   EXPECT_EQ(ok.str().find("host_bench"), std::string::npos) << ok.str();
   ::unsetenv("KGATE_SANDBOX_MEMORY_MB");
+}
+
+// Sizes under the element cap that no host here could hold are refused against the
+// machine's available memory (MemAvailable) when the worker's cap is off, and a sweep
+// shape is bounded like host_bench (its inputs, output and float64 truth).
+TEST(ConfigLoader, ShapesPastThisMachinesAvailableMemoryAreRefused) {
+  ASSERT_GT(core::host_memory_available(), 0u) << "no MemAvailable in /proc/meminfo";
+  const fs::path dir = fs::path(::testing::TempDir()) / ("kgate_mem_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::copy(fixture("good"), dir, fs::copy_options::recursive);
+  const fs::path f = dir / "native" / "softmax.yaml";
+  std::string text;
+  {
+    std::ifstream in(f);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  ::setenv("KGATE_SANDBOX_MEMORY_MB", "0", 1);  // no address-space cap: MemAvailable bounds
+  struct Case {
+    std::string from, to, what;
+  };
+  for (const Case& c : {Case{"host_bench: {R: 1024, C: 1024}", "host_bench: {R: 1000000, C: 60000}", "'host_bench' needs"},
+                        Case{"sweep: [{R: 128, C: 1023}", "sweep: [{R: 1000000, C: 60000}", "'sweep' needs"}}) {
+    std::string t = text;
+    t.replace(t.find(c.from), c.from.size(), c.to);
+    std::ofstream(f, std::ios::trunc) << t;
+    Diagnostics d;
+    auto p = parse_native_problem_file(f.string(), d);  // 6e10 elements: under the 2^36 cap
+    EXPECT_FALSE(p.has_value() && d.empty());
+    EXPECT_NE(d.str().find(c.what), std::string::npos) << d.str();
+    EXPECT_NE(d.str().find("this machine has available (MemAvailable in /proc/meminfo)"), std::string::npos)
+        << d.str();
+    EXPECT_NE(d.str().find(f.string() + ":" + (c.what[1] == 'h' ? "6:" : "7:")), std::string::npos) << d.str();
+  }
+  ::unsetenv("KGATE_SANDBOX_MEMORY_MB");
+  fs::remove_all(dir);
+}
+
+TEST(ConfigLoader, MemAvailableIsReadFromMeminfo) {
+  const fs::path f = fs::path(::testing::TempDir()) / ("kgate_meminfo_" + std::to_string(getpid()));
+  std::ofstream(f) << "MemTotal:       24683712 kB\nMemFree:        21765632 kB\nMemAvailable:   23417284 kB\n";
+  EXPECT_EQ(core::host_memory_available(f.string()), std::uint64_t{23417284} << 10);
+  std::ofstream(f, std::ios::trunc) << "MemTotal:       24683712 kB\n";
+  EXPECT_EQ(core::host_memory_available(f.string()), 0u);  // unknown: no bound from it
+  EXPECT_EQ(core::host_memory_available(f.string() + ".none"), 0u);
+  fs::remove(f);
 }
 
 TEST(ConfigLoader, GoodNativeProblemEveryKey) {
