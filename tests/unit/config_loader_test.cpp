@@ -109,6 +109,13 @@ TEST(ConfigLoader, GoodSuiteEveryKey) {
   EXPECT_TRUE(s.fail_on.performance);
 }
 
+std::string file_text(const fs::path& f) {
+  std::ifstream in(f);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 // Sizes whose element count wraps around int64 or passes kgate's cap on one tensor are
 // refused where they are written, never handed to a worker as a small wrapped size.
 TEST(ConfigLoader, TensorSizesThatOverflowAreRefused) {
@@ -116,13 +123,7 @@ TEST(ConfigLoader, TensorSizesThatOverflowAreRefused) {
   fs::remove_all(dir);
   fs::copy(fixture("good"), dir, fs::copy_options::recursive);
   const fs::path f = dir / "native" / "softmax.yaml";
-  std::string text;
-  {
-    std::ifstream in(f);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
+  const std::string text = file_text(f);
   for (const std::string dims : {"{R: 9223372036854775807, C: 4}", "{R: 1000000, C: 1000000}"}) {
     std::string t = text;
     t.replace(t.find("{R: 1024, C: 1024}"), 18, dims);
@@ -166,13 +167,7 @@ TEST(ConfigLoader, ShapesPastThisMachinesAvailableMemoryAreRefused) {
   fs::remove_all(dir);
   fs::copy(fixture("good"), dir, fs::copy_options::recursive);
   const fs::path f = dir / "native" / "softmax.yaml";
-  std::string text;
-  {
-    std::ifstream in(f);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
+  const std::string text = file_text(f);
   ::setenv("KGATE_SANDBOX_MEMORY_MB", "0", 1);  // no address-space cap: MemAvailable bounds
   struct Case {
     std::string from, to, what;
