@@ -14,6 +14,7 @@
 #include "report/record_io.h"
 #include "report/regression.h"
 #include "report/summary.h"
+#include "verdict/speed_policy.h"
 
 namespace kgate::report {
 namespace {
@@ -285,9 +286,12 @@ void History::record_run(const RunRecords& run) {
           .bind(9, nlohmann::json(r).dump())
           .step();
       if (accepts && r.outcome == Outcome::kImproved && is_correct(r) && !r.best_hash.empty()) {
+        // A new kernel replaces the accepted one by the rule that keeps a candidate: its
+        // speedup's lower bound against the accepted result clears the run's keep threshold.
         auto current = accepted(problem, rgpu, r.config_key);
+        const gates::SpeedPolicy policy{info.keep_threshold, info.regression_threshold};
         if (!current || (current->content_hash != r.best_hash &&
-                         speed_vs_accepted(r, *current).speedup_lo > 1))
+                         policy.clears_keep(speed_vs_accepted(r, *current))))
           insert_accepted(accepted_from(r, info));
       }
     }

@@ -53,7 +53,7 @@ class History {
   // re-recording is idempotent). A search run (not a PR check) also accepts every improved,
   // correct result that names its kernel (best_hash) when its (problem, gpu, config) has no
   // accepted result yet, or when it is a different kernel significantly faster than the
-  // accepted one (the lower CI bound of speed_vs_accepted above 1).
+  // accepted one (SpeedPolicy::clears_keep on speed_vs_accepted: the run's keep threshold).
   void record_run(const RunRecords& run);
   void record_run_dir(const std::string& out_dir);
   bool has_run(const std::string& run_id) const;

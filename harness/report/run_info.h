@@ -40,11 +40,13 @@ struct RunInfo {
   // The suite's regression policy, copied so reports need no config to classify.
   bool fail_on_performance = false;
   double regression_threshold = 1.03;  // slowdown ratio that counts as a regression
+  double keep_threshold = 1.01;        // speedup lower bound that counts as improved
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunInfo, version, kind, suite, run_id,
                                                 config_hash, seed, started_at, finished_at,
                                                 interrupted, env, shard, planned,
-                                                fail_on_performance, regression_threshold)
+                                                fail_on_performance, regression_threshold,
+                                                keep_threshold)
 
 // Every record of one output directory: what reporters, merge and history consume.
 struct RunRecords {

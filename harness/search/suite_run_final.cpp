@@ -141,6 +141,7 @@ void write_run_json(RunState& st, bool finished, bool was_interrupted) {
     for (const auto& it : st.items) info.planned.push_back(it.level + "/" + it.problem_id);
   info.fail_on_performance = st.opt.suite.fail_on.performance;
   info.regression_threshold = st.opt.suite.gates.regression_threshold;
+  info.keep_threshold = st.opt.suite.gates.keep_threshold;
   try {
     report::write_run_info(st.opt.out, info);
   } catch (const Error& e) {

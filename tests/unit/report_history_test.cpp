@@ -59,6 +59,20 @@ TEST(ReportHistory, RecordsRunsAndAcceptsImprovedKernels) {
   EXPECT_EQ(h.accepted("level1/23_Softmax", "h200")->content_hash, "hash-manual");
 }
 
+TEST(ReportHistory, AnotherKernelReplacesTheAcceptedOneByTheRunsKeepRule) {
+  TempDir d;
+  History h(d / "history.sqlite");
+  h.record_run(night("2026-11-20", 1.0, "hash-a"));
+  // 1.1x faster than the accepted kernel, but under a run whose keep threshold is 1.5:
+  // not kept in that run's search, so not accepted either.
+  RunRecords strict = night("2026-11-21", 1.1, "hash-b");
+  strict.info.keep_threshold = 1.5;
+  h.record_run(strict);
+  EXPECT_EQ(h.accepted("level1/23_Softmax", "h200")->content_hash, "hash-a");
+  h.record_run(night("2026-11-22", 1.1, "hash-b"));  // the default 1.01
+  EXPECT_EQ(h.accepted("level1/23_Softmax", "h200")->content_hash, "hash-b");
+}
+
 TEST(ReportHistory, PersistsAndGivesCosts) {
   TempDir d;
   {
