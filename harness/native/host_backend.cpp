@@ -273,7 +273,6 @@ protocol::TimeResult HostBackend::time(std::vector<TimedCall>& calls,
   StopReason why = StopReason::kContinue;
   for (std::size_t round = 0; why == StopReason::kContinue; ++round) {
     std::size_t set = round % n_sets;
-    if (audit != nullptr) audit->before_round(set);
     const auto t_round = Clock::now();
     // ABAB... with the order reversed every other round, so neither slot always runs
     // right after the other's cache footprint.

@@ -7,8 +7,7 @@
 
 namespace kgate::native {
 
-RoundAudit::RoundAudit(Compare compare, Prepare prepare, uint64_t seed)
-    : compare_(std::move(compare)), prepare_(std::move(prepare)), rng_(seed) {}
+RoundAudit::RoundAudit(Compare compare, uint64_t seed) : compare_(std::move(compare)), rng_(seed) {}
 
 bool RoundAudit::compare_set(std::size_t set, const std::string& what) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -19,30 +18,19 @@ bool RoundAudit::compare_set(std::size_t set, const std::string& what) {
   return failure_.empty();
 }
 
-void RoundAudit::before_round(std::size_t set) {
-  due_ = false;
-  if (!failure_.empty()) return;
-  due_ = rounds_ < kFirstRounds;
-  if (!due_) {
-    // The share of the sampling time one more audited round would bring the audit to.
-    const double per_audit = (audit_us_ + prepare_us_) / std::max(1, audited_);
-    const double per_round = round_us_ / std::max(1, rounds_);
-    const double p = per_audit > 0 ? kTimeShare * per_round / per_audit : 1.0;
-    due_ = rng_.uniform() < std::clamp(p, 1.0 / 32, 1.0);
-  }
-  if (due_ && prepare_) {
-    const auto t0 = std::chrono::steady_clock::now();
-    prepare_(set);
-    prepare_us_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-  }
-}
-
 bool RoundAudit::after_round(std::size_t set, double round_us) {
   if (!failure_.empty()) return false;
   ++rounds_;
   round_us_ += std::max(0.0, round_us);
-  if (!due_) return true;
-  due_ = false;
+  bool due = rounds_ <= kFirstRounds;
+  if (!due) {
+    // The share of the sampling time one more comparison would bring the audit to.
+    const double per_audit = audit_us_ / std::max(1, audited_);
+    const double per_round = round_us_ / rounds_;
+    const double p = per_audit > 0 ? kTimeShare * per_round / per_audit : 1.0;
+    due = rng_.uniform() < std::clamp(p, 1.0 / 32, 1.0);
+  }
+  if (!due) return true;
   return compare_set(set, "sampling round " + std::to_string(rounds_) + " (input set " +
                               std::to_string(set) + ")");
 }

@@ -18,11 +18,14 @@ class RoundAudit {
  public:
   // Compares every slot's outputs of input set `set` with the baseline's: "" when they
   // agree, else what differs (slot, output, element).
+  //
+  // Timed outputs persist between calls, so a call that skips its work leaves an earlier
+  // call's correct result: the sampling rounds catch wrong values, the rounds on fresh
+  // contents (the runner's, outputs poisoned first) catch skipped work, and the roofline
+  // floor a candidate that skips only when its output already looks written. Poisoning
+  // the sampling rounds' outputs instead would make such a candidate compute exactly on
+  // the audited rounds.
   using Compare = std::function<std::string(std::size_t set)>;
-  // Poisons every slot's outputs of input set `set` before an audited round, so what is
-  // compared after it is that round's work (timed outputs persist between calls: a call
-  // that skips its work would otherwise leave an earlier call's correct result).
-  using Prepare = std::function<void(std::size_t set)>;
 
   // Rounds always audited at the start, the least audited in all (more at the end when
   // sampling stopped early), and the share of the sampling time the audit may take.
@@ -30,15 +33,12 @@ class RoundAudit {
   static constexpr int kMinAudited = 8;
   static constexpr double kTimeShare = 0.25;
 
-  RoundAudit(Compare compare, Prepare prepare, uint64_t seed);
+  RoundAudit(Compare compare, uint64_t seed);
 
-  // Before a sampling round on `set`, outside its timed windows: draws whether the round
-  // is audited (always the first kFirstRounds, then with the probability that keeps the
-  // audit near kTimeShare of the sampling time; at least 1/32) and, when it is, poisons
-  // the set's outputs.
-  void before_round(std::size_t set);
-  // After that round, which took `round_us` (the slots' calls, flushes included):
-  // compares when it was drawn. False once a comparison failed: stop sampling.
+  // After a sampling round on `set` that took `round_us` (the slots' calls, flushes
+  // included), outside its timed windows: compares when the round is drawn (always the
+  // first kFirstRounds, then with the probability that keeps the audit near kTimeShare
+  // of the sampling time; at least 1/32). False once a comparison failed: stop sampling.
   bool after_round(std::size_t set, double round_us);
   // After sampling: audits the sets' last outputs until kMinAudited rounds were audited
   // (each set at most once). False on a failure.
@@ -55,10 +55,7 @@ class RoundAudit {
   bool compare_set(std::size_t set, const std::string& what);
 
   Compare compare_;
-  Prepare prepare_;
   core::Rng rng_;
-  bool due_ = false;     // the current round is audited
-  double prepare_us_ = 0;  // time spent poisoning
   int rounds_ = 0;
   int audited_ = 0;
   double audit_us_ = 0;  // time spent comparing

@@ -45,7 +45,7 @@ if ! python3 -c "import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:])
 fi
 
 # Honest while checked, half the rows while timed: the audit of the timed calls.
-run less_work_while_timed 1 "verdict: FAIL at the performance gate: performance: case R=256,C=1024/f32: timed calls: sampling round" -- "${B[@]}" --candidate "$FX/less_work_while_timed.cpp"
+run less_work_while_timed 1 "verdict: FAIL at the performance gate: performance: case R=256,C=1024/f32: timed calls: a round on fresh contents" -- "${B[@]}" --candidate "$FX/less_work_while_timed.cpp"
 run lint 1 "verdict: FAIL at the static gate" -- "${B[@]}" --candidate "$FX/forbidden_thread.cpp"
 run usage_missing_problem 2 "error" -- bench --problem "$TMP/none.yaml" --candidate "$FX/ok.cpp"
 run usage_missing_candidate 2 "no such candidate" -- "${B[@]}" --candidate "$TMP/none.cpp"

@@ -154,11 +154,12 @@ TEST_F(EvaluatorTest, Unwritten) {
 }
 
 TEST_F(EvaluatorTest, TooFastDoesLessWork) {
+  // It computes only on poisoned outputs: the timed calls find the timing's cleared
+  // outputs "written" and leave them so, which the audit of the timed calls sees in its
+  // first round (before it, the roofline floor caught the speed).
   CandidateVerdict v = eval("too_fast.cpp");
-  expect_fails(v, Gate::kPerformance, "does less work than the problem requires");
+  expect_fails(v, Gate::kPerformance, "timed calls: sampling round 1 (input set 0): slot 'candidate'");
   EXPECT_EQ(gate(v, Gate::kCorrectness).status, GateStatus::kPass);
-  ASSERT_TRUE(v.timing.has_value());
-  EXPECT_GT(v.timing->pct_roofline, 1.0 / 0.8);
 }
 
 TEST_F(EvaluatorTest, InfiniteLoopTimesOutAndTheNextCandidatePasses) {

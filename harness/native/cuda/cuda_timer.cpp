@@ -296,7 +296,6 @@ protocol::TimeResult CudaTimer::time(std::vector<TimedCall>& calls,
   int reference_mhz = dev_.clock != nullptr ? dev_.clock->reference_sm_clock_mhz() : 0;
   auto t_sampling = Clock::now();
   for (std::size_t round = 0;; ++round) {
-    if (audit != nullptr) audit->before_round(round % n_sets);
     const auto t_round = Clock::now();
     for (std::size_t k = 0; k < slots.size(); ++k) {
       Slot& s = slots[(round + k) % slots.size()];
