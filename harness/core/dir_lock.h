@@ -18,6 +18,13 @@ class DirLock {
   DirLock& operator=(const DirLock&) = delete;
 
   static constexpr const char* kFile = ".kgate.lock";
+  // How long a refused run waits for the holder's note (taken and not yet written).
+  static constexpr double kNoteWaitS = 2.0;
+
+  // Who holds the lock open as `fd`: its note once written (with the pid the kernel shows
+  // for the lock, where /proc/locks tells), after waiting up to `wait_s` for it; else the
+  // pid from /proc/locks, else how to find the holder. Never "".
+  static std::string describe_holder(int fd, double wait_s);
 
  private:
   int fd_ = -1;
