@@ -143,6 +143,11 @@ struct RunState {
   // A failed gate while the disk is full is the disk's failure, not the candidate's (or
   // the starter's): an InfraError, so nothing is journaled and a resume evaluates it again.
   void distrust_failure_on_full_disk(const Problem& p, const ExperimentRecord& r) const;
+  // The same rule for an error instead of a verdict (the baseline does not compile, the
+  // worker rejects the problem): `reason` is the disk's, or OUT or the temp directory has
+  // under core::kLowSpaceBytes free -> an InfraError naming the disk and saying it is not
+  // charged to `whom` ("the starter"); else it returns.
+  void distrust_on_full_disk(const Problem& p, const std::string& reason, const std::string& whom) const;
 
   // The result's fields every outcome has (run, problem, environment, candidate path).
   report::ProblemResult base_result(const Problem& p) const;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/clock.h"
+#include "core/disk_space.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
@@ -42,27 +43,6 @@ std::string fmt(double v, const char* f) {
 }
 
 namespace {
-
-// Free space below which a failed gate is not trusted as a verdict: the compiler, the
-// worker and the harness could not write what they needed (a full disk reads as
-// "baseline does not compile: collect2 ...").
-constexpr std::uintmax_t kLowSpaceBytes = std::uintmax_t{4} << 20;
-
-// Why the disk under `dir` (or the temp directory) cannot be trusted with a verdict now
-// ("" = it can): the system's words in the verdict's reason (ENOSPC, EDQUOT, EFBIG), or
-// too little free space.
-std::string storage_trouble(const std::string& dir, const std::string& reason) {
-  for (const char* words : {"No space left on device", "Disk quota exceeded", "File too large"})
-    if (reason.find(words) != std::string::npos) return words;
-  const char* tmp = std::getenv("TMPDIR");
-  for (const std::string& d : {dir, std::string(tmp && *tmp ? tmp : "/tmp")}) {
-    std::error_code ec;
-    const fs::space_info sp = fs::space(d, ec);
-    if (!ec && sp.available < kLowSpaceBytes)
-      return d + " has " + std::to_string(sp.available / 1024) + " KiB free";
-  }
-  return "";
-}
 
 // Failing rows only: the journal stays small and a person still sees the case.
 std::vector<gates::GateResult> slim_gates(const std::vector<gates::GateResult>& in) {
@@ -158,13 +138,20 @@ void RunState::error_result(Problem& p, const std::string& why) {
   problem_done(p, std::move(res), /*infra=*/true);
 }
 
+void RunState::distrust_on_full_disk(const Problem& p, const std::string& reason, const std::string& whom) const {
+  // OUT holds the workspaces and the compile cache (OUT/cache); the temp directory is
+  // checked with it.
+  const std::string why = core::storage_trouble({opt.out}, reason);
+  if (why.empty()) return;
+  std::string first = reason.substr(0, 160);
+  if (const auto nl = first.find('\n'); nl != std::string::npos) first = first.substr(0, nl) + " ...";
+  throw InfraError(p.item->problem_id + ": the disk is full (" + why + "); '" + first + "' is not charged to " + whom +
+                   ": free space and run again with --resume");
+}
+
 void RunState::distrust_failure_on_full_disk(const Problem& p, const ExperimentRecord& r) const {
   if (r.passed) return;
-  const std::string why = storage_trouble(opt.out, r.reason);
-  if (why.empty()) return;
-  throw InfraError(p.item->problem_id + ": the disk is full (" + why + "); '" + r.reason.substr(0, 160) +
-                   "' is not charged to " + (r.n == 0 ? "the starter" : "the candidate") +
-                   ": free space and run again with --resume");
+  distrust_on_full_disk(p, r.reason, r.n == 0 ? "the starter" : "the candidate");
 }
 
 Point compile_defines(const std::string& path, const Point& point) {
