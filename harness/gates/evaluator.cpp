@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/disk_space.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
@@ -46,6 +47,20 @@ std::string first_errors(const std::string& log, std::size_t max_lines = 6) {
   std::string out;
   for (const auto& l : picked) out += (out.empty() ? "" : "\n") + l;
   return out.empty() ? "(empty compiler log)" : out;
+}
+
+// The lines of a compiler log that carry the system's words for a full disk (at most 3),
+// else the log's first error lines.
+std::string disk_lines(const std::string& log) {
+  std::istringstream in(log);
+  std::string out;
+  int n = 0;
+  for (std::string l; std::getline(in, l) && n < 3;)
+    if (!core::disk_full_words(l).empty()) {
+      out += (out.empty() ? "" : "\n") + l;
+      ++n;
+    }
+  return out.empty() ? first_errors(log) : out;
 }
 
 std::string dims_str(const ops::Op& op, const ops::Dims& dims) {
@@ -169,7 +184,16 @@ struct Evaluator::Impl {
     if (!r.good()) throw InfraError("compiling the baseline " + path + ": " + r.describe() +
                                     (r.stderr_tail.empty() ? "" : "\nworker stderr:\n" + r.stderr_tail));
     auto res = r.result.get<protocol::CompileResult>();
-    if (!res.compiled) throw UsageError(path + ": error: the baseline does not compile:\n" + first_errors(res.log));
+    if (!res.compiled) {
+      // A compiler that could not write its object ("final link failed: No space left on
+      // device", a line first_errors does not pick) or a cache without room: the disk's
+      // failure, not the baseline's.
+      if (const std::string why = core::storage_trouble({opt.cache_dir}, res.log); !why.empty())
+        throw InfraError("compiling the baseline " + path + ": the disk is full (" + why +
+                         "); the failed compile is not charged to the baseline: free space and run again:\n" +
+                         disk_lines(res.log));
+      throw UsageError(path + ": error: the baseline does not compile:\n" + first_errors(res.log));
+    }
     if (&w == worker.get()) {
       if (id != baseline_id) {
         baseline_cache.clear();
@@ -272,7 +296,12 @@ struct Evaluator::Impl {
       return g;
     }
     if (!res.compiled) {
-      fail("compile", (kernelbench() ? "import error:\n" : "compile error:\n") + first_errors(res.log));
+      // The disk's words stay in the reason (the suite run reads them as no verdict) even
+      // when they are on a line first_errors does not pick.
+      const std::string words = core::disk_full_words(res.log);
+      std::string shown = first_errors(res.log);
+      if (!words.empty() && shown.find(words) == std::string::npos) shown += "\n" + disk_lines(res.log);
+      fail("compile", (kernelbench() ? "import error:\n" : "compile error:\n") + shown);
       return g;
     }
     g.rows.push_back({"compile", true, res.cache_hit ? "cached" : "compiled in " + fmt_num(res.compile_ms) + " ms",

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/clock.h"
+#include "core/error.h"
 #include "core/log.h"
 
 namespace kgate::search::suite {
@@ -59,7 +60,15 @@ void run_baseline(RunState& st, Problem& p) {
     log::info(p.item->problem_id + ": " + describe_inventory(p.inventory) +
               (p.fallback_kind.empty() ? "" : "; fallback: " + p.fallback_reason));
   }
-  gates::CandidateVerdict v = st.evaluator(p).evaluate(candidate_path(p), {}, baseline_path);
+  gates::CandidateVerdict v;
+  try {
+    v = st.evaluator(p).evaluate(candidate_path(p), {}, baseline_path);
+  } catch (const UsageError& e) {
+    // "the baseline does not compile" (the starter's copy, compiled as the baseline) on a
+    // full disk is the disk's failure, as a failed gate is (below), not the starter's.
+    st.distrust_on_full_disk(p, e.what(), "the starter");
+    throw;
+  }
   if (st.stopped()) return;
   if (st.device_name.empty()) {
     st.device_name = st.evaluator(p).device_name();

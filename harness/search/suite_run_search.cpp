@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/clock.h"
+#include "core/error.h"
 #include "core/log.h"
 #include "search/workspace_guard.h"
 #include "verdict/speed_policy.h"
@@ -136,7 +137,14 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
     r.verdict = ExperimentVerdict::kRevert;
     r.reason = "the candidate is unchanged";
   } else {
-    gates::CandidateVerdict v = st.evaluator(p).evaluate(cand, compile_defines(cand, prop.defines), p.best_copy);
+    gates::CandidateVerdict v;
+    try {
+      v = st.evaluator(p).evaluate(cand, compile_defines(cand, prop.defines), p.best_copy);
+    } catch (const UsageError& e) {
+      // The kept best, compiled anew as the baseline, "does not compile" on a full disk.
+      st.distrust_on_full_disk(p, e.what(), "the kept best");
+      throw;
+    }
     if (st.stopped()) {
       p.repo->reset_hard(best);
       return false;

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -261,6 +262,73 @@ TEST(EvaluatorSetup, WorkspaceChangesFailStatic) {
   EXPECT_NE(second.gates.front().reason.find("notes.md (modified)"), std::string::npos)
       << second.gates.front().reason;
   fs::remove_all(ws);
+}
+
+// A compiler that fails because the disk is full: the linker's "No space left on device"
+// on a line of its own, then collect2's "error" line (the one first_errors shows). For
+// the baseline that is an infrastructure error naming the disk, not "the baseline does
+// not compile"; for a candidate the disk's words stay in the static gate's reason.
+struct FullDiskCompiler {
+  fs::path dir = fs::temp_directory_path() / ("kgate_eval_fulldisk_" + std::to_string(::getpid()));
+  std::string old_cxx;
+  bool had_cxx = false;
+  explicit FullDiskCompiler(bool only_marked = false) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    // Only sources with "full-disk-here" meet the full disk (`only_marked`); others are
+    // compiled by the real compiler.
+    std::ofstream(dir / "cxx.sh") << "case \"$*\" in *--version*) echo 'fullcc 1.0'; exit 0 ;; esac\n"
+                                     "for a; do last=$a; done\n"
+                                  << (only_marked ? "grep -q full-disk-here \"$last\" || exec c++ \"$@\"\n" : "")
+                                  << "echo '/usr/bin/ld: final link failed: No space left on device' >&2\n"
+                                     "echo 'collect2: error: ld returned 1 exit status' >&2\n"
+                                     "exit 1\n";
+    if (const char* c = std::getenv("CXX")) {
+      had_cxx = true;
+      old_cxx = c;
+    }
+    ::setenv("CXX", ("/bin/sh " + (dir / "cxx.sh").string()).c_str(), 1);
+  }
+  ~FullDiskCompiler() {
+    if (had_cxx) ::setenv("CXX", old_cxx.c_str(), 1);
+    else ::unsetenv("CXX");
+    fs::remove_all(dir);
+  }
+};
+
+TEST(EvaluatorSetup, ABaselineCompileOnAFullDiskIsAnInfraErrorNamingTheDisk) {
+  FullDiskCompiler cc;
+  EvalOptions o = options();
+  o.cache_dir = (cc.dir / "cache").string();
+  o.run_performance = false;
+  Evaluator ev(problem(), o);
+  try {
+    ev.evaluate(kDir + "ok.cpp", {}, "");
+    FAIL() << "a baseline compile that failed on a full disk was no error";
+  } catch (const InfraError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("the disk is full (No space left on device)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not charged to the baseline"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("final link failed: No space left on device"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("does not compile"), std::string::npos) << msg;
+  } catch (const UsageError& e) {
+    FAIL() << "charged to the baseline: " << e.what();
+  }
+}
+
+TEST(EvaluatorSetup, ACandidateCompileOnAFullDiskKeepsTheDisksWords) {
+  // The baseline compiles; the candidate (marked) meets the full disk.
+  FullDiskCompiler cc(/*only_marked=*/true);
+  std::ofstream(cc.dir / "cand.cpp") << std::ifstream(kDir + "ok.cpp").rdbuf() << "\n// full-disk-here\n";
+  EvalOptions o = options();
+  o.cache_dir = (cc.dir / "cache").string();
+  o.run_performance = false;
+  Evaluator ev(problem(), o);
+  CandidateVerdict v = ev.evaluate((cc.dir / "cand.cpp").string(), {}, "");
+  ASSERT_EQ(v.failed_gate, Gate::kStatic);
+  const std::string why = v.gates.front().reason;
+  EXPECT_NE(why.find("collect2: error"), std::string::npos) << why;
+  EXPECT_NE(why.find("final link failed: No space left on device"), std::string::npos) << why;
 }
 
 TEST(EvaluatorSetup, UnknownOpIsAUsageError) {

@@ -45,6 +45,9 @@ struct FakeEvaluator : CandidateEvaluator {
   // Evaluations left before the disk is "full" (-1: never): then every one fails the
   // static gate the way a compile on a full disk does.
   int* disk_left = nullptr;
+  // The baseline's compile fails on a full disk: what the evaluator throws for a baseline
+  // that does not compile, the linker's words in its log.
+  bool* baseline_disk_full = nullptr;
   void promote_last_candidate() override {
     if (promotions != nullptr) ++*promotions;
   }
@@ -95,6 +98,9 @@ struct FakeEvaluator : CandidateEvaluator {
     // that fails to load, a device out of memory).
     if (src.find("REJECTED") != std::string::npos)
       throw kgate::UsageError("p.py:1:1: error: problem " + tag + " rejected by the worker: out of memory");
+    if (baseline_disk_full != nullptr && *baseline_disk_full && !b.empty())
+      throw kgate::UsageError(b + ": error: the baseline does not compile:\n"
+                              "ld.lld: error: failed to write output '" + b + ".so': No space left on device");
     if (disk_left != nullptr && *disk_left >= 0 && (*disk_left)-- == 0) {
       ++*disk_left;  // stays full
       gates::GateResult g = gate(gates::Gate::kStatic, gates::GateStatus::kFail);
@@ -153,6 +159,7 @@ struct SearchSuiteRun : ::testing::Test {
   std::vector<std::string> evaluated;
   std::map<std::string, int> made;  // evaluators created per problem
   int live = 0, max_live = 0, promotions = 0, disk_left = -1;
+  bool baseline_disk_full = false;
   config::Suite suite;
   std::atomic<bool> stop{false};
 
@@ -203,6 +210,7 @@ struct SearchSuiteRun : ::testing::Test {
       auto e = std::make_unique<FakeEvaluator>(&evaluated, it.problem_id, &live);
       e->promotions = &promotions;
       e->disk_left = &disk_left;
+      e->baseline_disk_full = &baseline_disk_full;
       max_live = std::max(max_live, live);
       return e;
     });
@@ -595,6 +603,28 @@ TEST_F(SearchSuiteRun, ADiskFullAtTheBaselineIsNoFailingStarter) {
   EXPECT_EQ(second.code, ExitCode::kPass);
   ASSERT_EQ(second.results.size(), 1u);
   EXPECT_EQ(second.results[0].outcome, report::Outcome::kImproved);
+  EXPECT_EQ(experiments().size(), 4u);
+  expect_consistent(second.run_id);
+}
+
+// The starter's copy compiled as the baseline fails on a full disk: the evaluator's "the
+// baseline does not compile" is the disk's failure (exit 3 naming it), not the starter's,
+// and a resume after space came back searches the problem.
+TEST_F(SearchSuiteRun, ABaselineCompileOnAFullDiskIsNoFailingStarter) {
+  baseline_disk_full = true;
+  RunSummary first = run({item("p")}, false, 3);
+  EXPECT_EQ(first.code, ExitCode::kInfra);
+  ASSERT_EQ(first.results.size(), 1u);
+  EXPECT_EQ(first.results[0].outcome, report::Outcome::kError);
+  const std::string& why = first.results[0].reason;
+  EXPECT_EQ(why.rfind("p: the disk is full (No space left on device); '", 0), 0u) << why;
+  EXPECT_NE(why.find("is not charged to the starter: free space and run again with --resume"), std::string::npos) << why;
+  EXPECT_TRUE(experiments().empty());  // no baseline journaled, failing or not
+  baseline_disk_full = false;
+  RunSummary second = run({item("p")}, true, 3);
+  EXPECT_EQ(second.code, ExitCode::kPass);
+  ASSERT_EQ(second.results.size(), 1u);
+  EXPECT_EQ(second.results[0].outcome, report::Outcome::kImproved) << second.results[0].reason;
   EXPECT_EQ(experiments().size(), 4u);
   expect_consistent(second.run_id);
 }
