@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -33,11 +35,24 @@ std::vector<std::string> split_ws(const std::string& s) {
   return out;
 }
 
-bool write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  return static_cast<bool>(out);
+// "" when written, else the system's reason ("No space left on device": a full disk must
+// read as one in the compile log, not as a bare "cannot write").
+std::string write_file(const std::string& path, const std::string& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return std::strerror(errno);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string why = n < 0 ? std::strerror(errno) : "short write";
+      ::close(fd);
+      return why;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) return std::strerror(errno);
+  return "";
 }
 
 // Unique per process and call, so two runners sharing a cache never write the same file.
@@ -159,8 +174,9 @@ HostCompileOutput HostCompiler::compile(const HostCompileRequest& req) {
   std::string sfx = temp_suffix();
   fs::path src_tmp = dir / (hash + ".cpp" + sfx);
   fs::path so_tmp = dir / (hash + ".so" + sfx);
-  if (!write_file(src_tmp.string(), req.text)) {
-    out.log = "cannot write " + src_tmp.string();
+  if (const std::string why = write_file(src_tmp.string(), req.text); !why.empty()) {
+    out.log = "cannot write " + src_tmp.string() + ": " + why;
+    fs::remove(src_tmp, ec);
     return finish();
   }
   std::vector<std::string> argv = cxx_;
@@ -185,7 +201,7 @@ HostCompileOutput HostCompiler::compile(const HostCompileRequest& req) {
     return finish();
   }
   // Log and source first, the object last: a present .so means a complete entry.
-  write_file((dir / (hash + ".log" + sfx)).string(), log);
+  (void)write_file((dir / (hash + ".log" + sfx)).string(), log);
   fs::rename(dir / (hash + ".log" + sfx), dir / (hash + ".log"), ec);
   fs::rename(src_tmp, dir / (hash + ".cpp"), ec);
   fs::rename(so_tmp, so, ec);
