@@ -489,6 +489,7 @@ else
   s="$T/disk-fill" r1=$(cat "$T/disk-fill.rc1") r2=$(cat "$T/disk-fill.rc2")
   if [ "$r1" = 0 ]; then res="bad: the run never met the full disk (exit 0; make the tmpfs smaller)"
   elif [ "$r1" != 3 ]; then res="bad: the run on a full disk exited $r1, want 3"
+  elif grep "does not compile\|fails the static gate" "$s.run.log" | grep -qv "not charged to"; then res="bad: charged to the starter: $(grep -m1 'does not compile\|fails the static' "$s.run.log")"
   elif ! grep -q "No space left on device\|disk is full" "$s.run.log"; then res="bad: exit 3 without naming the disk: $(grep -m1 error "$s.run.log")"
   elif [ "$(cat "$s.journal")" != whole ]; then res="bad: the journal ends in a torn line"
   elif [ -s "$s.temps" ]; then res="bad: temp files left: $(head -3 "$s.temps" | tr '\n' ' ')"
@@ -499,7 +500,7 @@ else
   rc_of in_tmpfs 96k small "$T/disk-small"
   s="$T/disk-small" r1=$(cat "$T/disk-small.rc1")
   if [ "$r1" != 3 ]; then res="bad: a 96 KB disk gave exit $r1, want 3"
-  elif grep -q "does not compile\|fails the static gate" "$s.run.log"; then res="bad: charged to the starter: $(grep -m1 'does not compile\|fails the static' "$s.run.log")"
+  elif grep "does not compile\|fails the static gate" "$s.run.log" | grep -qv "not charged to"; then res="bad: charged to the starter: $(grep -m1 'does not compile\|fails the static' "$s.run.log")"
   elif ! grep -q "No space left on device\|disk is full" "$s.run.log"; then res="bad: exit 3 without naming the disk: $(grep -m1 error "$s.run.log")"
   else res="clear error"; fi
   echo "   a 96 KB disk: exit $r1, $res: $(grep -m1 -o '[^:]*No space left on device.\{0,40\}' "$s.run.log" || true)"
