@@ -393,7 +393,7 @@ if [ "$FULL" = 1 ]; then
   corrupt deleted-best-tag "$finished" "refs/tags" "git -C workspaces/$fp tag -d kgate/$fid/$fp/best"
   corrupt deleted-branch-finished "$finished" "refs/heads" "git -C workspaces/$fp update-ref -d refs/heads/kgate/$SUITE_ID/$fid/$fp"
   corrupt moved-ref-unfinished "$killed" "refs/kgate" \
-    "git -C workspaces/$p1 update-ref refs/kgate/$run_id/$p1/0000 \$(git -C workspaces/$p1 rev-parse refs/kgate/$run_id/$p1/0001 2>/dev/null || git -C workspaces/$p1 rev-parse HEAD)"
+    "git -C workspaces/$p1 update-ref refs/kgate/$run_id/$p1/0000 \$(git -C workspaces/$p1 rev-parse -q --verify refs/kgate/$run_id/$p1/0001 || git -C workspaces/$p1 rev-parse HEAD)"
   corrupt deleted-git-finished "$finished" "experiment repository" "rm -rf workspaces/$fp/.git"
   corrupt deleted-git-unfinished "$killed" "workspaces/$p1" "rm -rf workspaces/$p1/.git"
   corrupt deleted-workspace "$killed" "workspaces/$p1" "rm -rf workspaces/$p1"
