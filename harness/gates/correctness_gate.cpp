@@ -1,15 +1,8 @@
 #include "gates/correctness_gate.h"
 
 #include <cmath>
-#include <cstdio>
 
 namespace kgate::gates {
-
-std::string fmt_num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
 
 std::string format_index(int64_t flat, const std::vector<int64_t>& shape) {
   if (flat < 0) return "[?]";

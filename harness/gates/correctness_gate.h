@@ -1,6 +1,7 @@
 #pragma once
 // Gate 2: one correctness case's numbers (from the worker's `check`) against the rules.
 // Plain function of data, so the policy is testable with canned results.
+#include "core/number_format.h"
 #include <string>
 
 #include "gates/case_plan.h"
@@ -18,7 +19,6 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
 // "[3,4096]" for flat index 16384 of shape {8, 4096}; "[i]" when the shape is unknown.
 std::string format_index(int64_t flat, const std::vector<int64_t>& shape);
 
-// Compact number for messages: 3 significant digits ("0.00211", "1e-03", "1.31e+05").
-std::string fmt_num(double v);
+using core::fmt_num;  // core/number_format.h
 
 }  // namespace kgate::gates

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/log.h"
+#include "core/number_format.h"
 #include "kgate/build_info.h"
 #include "native/device_buffer.h"
 #include "native/timing_audit.h"
@@ -403,10 +404,10 @@ std::string compare_slots(Backend& b, const std::vector<TimedCall>& calls, std::
       if (e.over_tol == 0) continue;
       std::string where = e.worst_index >= 0 ? ", first worst at [" + std::to_string(e.worst_index) + "]: " +
                                                    (e.worst_kind == "finite" || e.worst_kind.empty()
-                                                        ? std::to_string(e.worst_got)
+                                                        ? core::fmt_num(e.worst_got)
                                                         : e.worst_kind) +
                                                    " where slot '" + calls[base].slot + "' has " +
-                                                   std::to_string(e.worst_want)
+                                                   core::fmt_num(e.worst_want)
                                              : "";
       return "slot '" + calls[k].slot + "' output '" + decls[j].name + "': " + std::to_string(e.over_tol) +
              " of " + std::to_string(got.numel()) + " elements differ from slot '" + calls[base].slot +
@@ -430,9 +431,9 @@ void poison_outputs(Backend& b, std::vector<TimedCall>& calls, std::size_t set) 
 }
 
 // Rounds on contents the timed calls never saw, at the addresses they used: the input
-// sets' contents rotated by one (set s gets set s+1's), every slot's outputs cleared, each
+// sets' contents rotated by one (set s gets set s+1's), every slot's outputs poisoned, each
 // slot called once (untimed), then audited. A result cache keyed on addresses returns what
-// it stored for the old contents; one that skips work leaves the cleared outputs.
+// it stored for the old contents; one that skips work leaves the poisoned outputs.
 void fresh_contents_rounds(Backend& b, std::vector<TimedCall>& calls, RoundAudit& audit,
                            protocol::TimeResult& r) {
   if (!audit.failure().empty()) return;
@@ -454,7 +455,7 @@ void fresh_contents_rounds(Backend& b, std::vector<TimedCall>& calls, RoundAudit
     for (TimedCall& c : calls) {
       const int rc = b.run(*c.module, c.input_sets[s], c.output_sets[s]);
       if (rc != 0) {
-        r.audit_failure = "a round on fresh contents: slot '" + c.slot + "' returned " + std::to_string(rc);
+        audit.fail("a round on fresh contents: slot '" + c.slot + "' returned " + std::to_string(rc));
         return;
       }
     }
@@ -543,12 +544,8 @@ Json Runner::do_time(const Json& p) {
                   unpredictable_seed());
   }
   protocol::TimeResult r = b.time(calls, tp, audit ? &*audit : nullptr);
-  if (audit && r.return_code == 0) {
-    fresh_contents_rounds(b, calls, *audit, r);
-    const std::string rc_failure = r.audit_failure;
-    audit->fill(r);
-    if (r.audit_failure.empty()) r.audit_failure = rc_failure;
-  } else if (audit) {
+  if (audit) {
+    if (r.return_code == 0) fresh_contents_rounds(b, calls, *audit, r);
     audit->fill(r);
   } else {
     r.audit_note = "one slot timed: no outputs to compare it with";

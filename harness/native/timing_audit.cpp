@@ -46,6 +46,10 @@ bool RoundAudit::audit_now(std::size_t set, const std::string& what) {
   return compare_set(set, what);
 }
 
+void RoundAudit::fail(const std::string& what) {
+  if (failure_.empty()) failure_ = what;
+}
+
 void RoundAudit::fill(protocol::TimeResult& r) const {
   r.audited = audited_;
   r.audit_failure = failure_;

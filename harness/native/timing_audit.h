@@ -45,6 +45,9 @@ class RoundAudit {
   bool finish(std::size_t n_sets);
   // One comparison outside the schedule (a round on fresh contents). False on a failure.
   bool audit_now(std::size_t set, const std::string& what);
+  // A failure found around the comparisons (a slot failing in an untimed audit round);
+  // the first failure stands.
+  void fail(const std::string& what);
 
   int audited() const { return audited_; }
   const std::string& failure() const { return failure_; }
