@@ -179,6 +179,9 @@ class ModelNew(torch.nn.Module):  # other names, the same draws in the same orde
         torch.nn.init.kaiming_uniform_(self.w, a=5 ** 0.5)
         bound = 1 / n ** 0.5
         torch.nn.init.uniform_(self.b, -bound, bound)
+class Broken(Model):
+    def __init__(self, n):
+        raise ValueError("broken everywhere")
 class HostOnly(Model):
     def __init__(self, n):
         super().__init__(n)
@@ -206,6 +209,10 @@ def test_models_are_built_on_the_device_with_reproducible_weights(tmp_path):
 def test_a_constructor_that_fails_on_the_device_moves_the_problem_to_the_host(tmp_path):
     p, mod = _problem(tmp_path, _INIT_PROBE)
     dev = torch.device("cuda")
+    # A constructor that fails on the host as well raises its own error, problem unmoved.
+    with pytest.raises(ValueError, match="broken everywhere"):
+        p.new_model(mod.Broken, dev)
+    assert not p.init_on_host
     m = p.new_model(mod.HostOnly, dev)
     assert "failed when constructed on the device" in p.init_on_host, p.init_on_host
     assert m.built_on == "cpu" and m.lin.weight.device.type == "cuda"

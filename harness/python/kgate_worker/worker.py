@@ -211,9 +211,12 @@ class Problem:
         """cls(*init) constructed under MODEL_SEED, in eval mode, on `device`. On a GPU the
         constructor runs under that device (its parameters drawn there: the weight init of
         a GB-sized model takes tens of seconds on the host and milliseconds on the device),
-        unless a constructor of this problem has failed there: from then on every model of
-        the problem, the reference and the candidates alike, is built on the host and
-        moved, so all of them draw their weights from one generator."""
+        unless a constructor of this problem has failed there and worked on the host: from
+        then on every model of the problem, the reference and the candidates alike, is
+        built on the host and moved, so all of them draw their weights from one generator.
+        A constructor that fails on the host too raises its own error and changes nothing
+        (a broken candidate does not move the problem)."""
+        on_device_failed = ""
         if device.type == "cuda" and not self.init_on_host:
             torch.manual_seed(MODEL_SEED)
             try:
@@ -221,12 +224,13 @@ class Problem:
                     m = cls(*self.init_inputs)
                 return m.to(device).eval()
             except (Exception, SystemExit) as e:
-                why = source.exception_message(e).splitlines()[0][:200]
-                self.init_on_host = (f"{cls.__name__}(...) failed when constructed on the "
-                                     f"device ({why}): built on the host")
-                _log(f"{self.path}: {self.init_on_host}")
+                on_device_failed = source.exception_message(e).splitlines()[0][:200]
         torch.manual_seed(MODEL_SEED)
         m = cls(*self.init_inputs)
+        if on_device_failed:
+            self.init_on_host = (f"{cls.__name__}(...) failed when constructed on the "
+                                 f"device ({on_device_failed}): built on the host")
+            _log(f"{self.path}: {self.init_on_host}")
         return m.to(device).eval()
 
 
