@@ -5,7 +5,13 @@ error against float64 next to torch.compile's, its arrival counters after the ca
 (they must be back at zero), and do_bench medians of eager, torch.compile (default) and
 the template over a small grid of its tunables, as % of measured copy bandwidth.
 
-    python tools/template_study.py [--json OUT.json] [--quick]
+    python tools/template_study.py [--json OUT.json] [--quick] [--pipe]
+    python tools/template_study.py --norm [--json OUT.json]
+
+`--norm` studies the row-norm template on the official level-1 kernels it matches
+(38_L1Norm_, 39_L2Norm_, 34_InstanceNorm: their captured entries and sources under
+tests/fixtures/inductor/kb-level1, the problems' own sizes), against eager, torch.compile
+default and max-autotune-no-cudagraphs.
 """
 
 from __future__ import annotations
@@ -64,6 +70,8 @@ def main() -> int:
     ap.add_argument("--pipe", action="store_true",
                     help="on long rows only the default, the pipelined split and one "
                          "program per row")
+    ap.add_argument("--norm", action="store_true",
+                    help="the row-norm template on the official kernels it matches")
     args = ap.parse_args()
     props = torch.cuda.get_device_properties(0)
     dev = {"num_sms": props.multi_processor_count, "l2_bytes": props.L2_cache_size}
@@ -79,6 +87,9 @@ def main() -> int:
               (127, 50257, "bf16", True), (16, 4194304, "f32", False)]
     out = {"device": props.name, "copy_bw_gbps": bw, "torch": torch.__version__,
            "triton": triton.__version__, "cases": []}
+    if args.norm:
+        shapes = []
+        study_norm(dev, bw, out)
     for rows, cols, dt, log in shapes:
         tag = f"{'logsoftmax' if log else 'softmax'}_{rows}x{cols}_{dt}"
         torch.manual_seed(0)
@@ -188,6 +199,100 @@ def main() -> int:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)
     return 0
+
+
+KB1 = os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures", "inductor", "kb-level1")
+NORM_CASES = {  # problem: (reference, the problem's get_inputs at its own sizes)
+    "38_L1Norm_": (lambda x: x / torch.mean(torch.abs(x), dim=1, keepdim=True),
+                   lambda: torch.rand(32768, 65535, device="cuda")),
+    "39_L2Norm_": (lambda x: x / torch.norm(x, p=2, dim=1, keepdim=True),
+                   lambda: torch.rand(32768, 65535, device="cuda")),
+    "34_InstanceNorm": (lambda x: torch.nn.functional.instance_norm(x),
+                        lambda: torch.rand(112, 64, 512, 512, device="cuda")),
+}
+
+
+def study_norm(dev: dict, bw: float, out: dict) -> None:
+    """The row-norm offer for each official kernel it matches, timed over a walk of its
+    tunables (one axis at a time from the default, as the tuner walks), beside eager,
+    torch.compile default and max-autotune-no-cudagraphs on the same input."""
+    for stem, (ref, make) in NORM_CASES.items():
+        inv = json.load(open(os.path.join(KB1, f"{stem}.inventory.json")))
+        pw = inductor.parse_wrapper(open(os.path.join(
+            KB1, f"{stem}.cuda-2.11.0.g0.captured.py.txt")).read())
+        e = inv["kernels"][0]
+        src = {k.name: k.source for k in pw.kernels}[e["name"]]
+        o = templates.offers(e, dev, inductor.kernel_header, src)[0]
+        mod = load(o["text"], stem)
+        launcher = getattr(mod, e["name"])
+        torch.manual_seed(0)
+        x = make()
+        rows, cols = x.numel() // e["args"][-1]["value"], e["args"][-1]["value"]
+        want = ref(x.double())
+        y = torch.empty_like(x)
+        nbytes = 2 * x.numel() * x.element_size()
+        case = {"case": stem, "why": o["why"], "configs": []}
+        for label, fn in (("eager", lambda: ref(x)),):
+            case[label + "_ms"] = do_bench(fn, return_mode="median")
+        for label, mode in (("compile", "default"), ("max_autotune", "max-autotune-no-cudagraphs")):
+            torch._dynamo.reset()
+            comp = torch.compile(ref, mode=mode, dynamic=False)
+            t0 = time.perf_counter()
+            yc = comp(x)
+            case[label + "_compile_s"] = time.perf_counter() - t0
+            case[label + "_ms"] = do_bench(lambda: comp(x), return_mode="median")
+            case[label + "_max_abs_err"] = float((yc.double() - want).abs().max())
+            del yc
+        tc = case["compile_ms"]
+        print(f"{stem} ({o['why']}): eager {case['eager_ms'] * 1e3:.1f} us, compile "
+              f"{tc * 1e3:.1f} us ({nbytes / (tc * 1e-3) / 1e9 / bw * 100:.0f}%), max-autotune "
+              f"{case['max_autotune_ms'] * 1e3:.1f} us; compile err "
+              f"{case['compile_max_abs_err']:.3g}", flush=True)
+        names = ("BLOCK", "NUM_WARPS", "OCCUPANCY", "REVERSE", "NUM_STAGES")
+        axes = {"BLOCK": (4096, 8192, 16384), "NUM_WARPS": (8, 16, 32),
+                "OCCUPANCY": (0, 1, 2, 4), "REVERSE": (1, 0), "NUM_STAGES": (1, 2, 3)}
+        best = {n: getattr(mod, n) for n in names}
+        seen = {}
+
+        def point(cfg):
+            key = tuple(cfg[n] for n in names)
+            if key in seen:
+                return seen[key]
+            for n in names:
+                setattr(mod, n, cfg[n])
+            launcher.grid.clear()
+            t0 = time.perf_counter()
+            try:
+                y.fill_(float("nan"))
+                launcher.run(x, y, rows, cols)
+                err = float((y.double() - want.view(y.shape)).abs().max())
+                t = do_bench(lambda: launcher.run(x, y, rows, cols), return_mode="median")
+            except Exception as ex:  # noqa: BLE001
+                print(f"  {cfg}: {type(ex).__name__}: {str(ex)[:200]}", flush=True)
+                seen[key] = float("inf")
+                return seen[key]
+            c = dict(cfg, ms=t, max_abs_err=err, pct_copy_bw=nbytes / (t * 1e-3) / 1e9 / bw * 100,
+                     vs_compile=tc / t, vs_max_autotune=case["max_autotune_ms"] / t,
+                     first_s=time.perf_counter() - t0)
+            case["configs"].append(c)
+            print(f"  {' '.join(f'{n} {cfg[n]}' for n in names)}: {t * 1e3:8.1f} us "
+                  f"{c['pct_copy_bw']:5.1f}% {c['vs_compile']:.3f}x vs compile "
+                  f"{c['vs_max_autotune']:.3f}x vs max-autotune, err {err:.2g}", flush=True)
+            seen[key] = t
+            return t
+
+        best_t = point(best)
+        for _ in range(2):  # two sweeps of one axis at a time
+            for n in names:
+                for v in axes[n]:
+                    cand = dict(best, **{n: v})
+                    t = point(cand)
+                    if t < best_t:
+                        best, best_t = cand, t
+        case["best"] = dict(best, ms=best_t)
+        out["cases"].append(case)
+        del x, y, want
+        torch.cuda.empty_cache()
 
 
 if __name__ == "__main__":

@@ -270,3 +270,136 @@ def test_the_pipelined_split_keeps_the_rows_in_flight_within_half_the_l2(tmp_pat
     assert groups >= 8, (split, grid)  # enough rows in flight to keep the GPU busy
     m.PIPE = 0  # the plain split: a BLOCK per program, as many as the row needs
     assert m._Launcher._grid(132, 4, 60 << 20)[0] == 393216 // 2048
+
+
+# ==== row-norm: L1, L2 and instance norm over contiguous rows ===============================
+
+KB1 = IND / "kb-level1"
+
+
+def captured(stem: str) -> list:
+    """[(inventory entry, Inductor source)] of an official level-1 problem's kernels, as
+    captured on the H200 (tests/fixtures/inductor/kb-level1/README.md)."""
+    inv = json.loads((KB1 / f"{stem}.inventory.json").read_text())
+    pw = inductor.parse_wrapper((KB1 / f"{stem}.cuda-2.11.0.g0.captured.py.txt").read_text())
+    src = {k.name: k.source for k in pw.kernels}
+    return [(e, src[e["name"]]) for e in inv["kernels"]]
+
+
+@pytest.mark.parametrize("stem, why", [
+    ("38_L1Norm_", "x / mean(|x|) over 32768 contiguous rows of 65535 f32"),
+    ("39_L2Norm_", "x / ||x||_2 over 32768 contiguous rows of 65535 f32"),
+    ("34_InstanceNorm", "(x - mean) / sqrt(var + 1e-05) over 7168 contiguous rows of 262144 f32"),
+])
+def test_the_official_row_normalisations_match(stem, why):
+    (e, src), = captured(stem)
+    got = templates.offers(e, DEV, inductor.kernel_header, src)
+    assert [(o["template"], o["why"]) for o in got] == [("row-norm", why)]
+    # without its source the kernel is not matched (the source is what proves the kind)
+    assert templates.offers(e, DEV, inductor.kernel_header) == []
+
+
+@pytest.mark.parametrize("stem", ["35_GroupNorm_", "36_RMSNorm_", "37_FrobeniusNorm_",
+                                  "40_LayerNorm", "41_Max_Pooling_1D",
+                                  "47_Sum_reduction_over_a_dimension",
+                                  "49_Max_reduction_over_a_dimension", "89_cumsum",
+                                  "94_MSELoss", "95_CrossEntropyLoss"])
+def test_other_official_kernels_are_offered_no_template(stem):
+    for e, src in captured(stem):
+        assert templates.offers(e, DEV, inductor.kernel_header, src) == [], e["name"]
+
+
+@pytest.mark.parametrize("change", [
+    lambda e, s: e["args"][0].update(stride=[1, 32768]) or s,                 # transposed
+    lambda e, s: e["args"].insert(1, dict(e["args"][0], name="in_ptr1")) or s,  # affine input
+    lambda e, s: s.replace("65535*x0", "65536*x0"),                           # padded rows
+    lambda e, s: e.update(aten_ops=e["aten_ops"] + ["aten.add"]) or s,       # more fused in
+    lambda e, s: e["args"][1].update(dtype="f16") or s,
+    lambda e, s: s.replace("tl_math.abs(tmp0)", "tmp0"),                      # a mean, not L1
+])
+def test_row_norm_near_misses(change):
+    (e, src), = captured("38_L1Norm_")
+    e = copy.deepcopy(e)
+    src = change(e, src)
+    assert templates.offers(e, DEV, inductor.kernel_header, src) == []
+
+
+def test_an_instance_norm_without_a_single_epsilon_is_not_matched():
+    (e, src), = captured("34_InstanceNorm")
+    assert templates.offers(e, DEV, inductor.kernel_header,
+                            src.replace("1e-05", "262144.0")) == []
+
+
+def test_the_row_norm_file_is_a_kernel_file_that_loads(tmp_path):
+    (e, src), = captured("39_L2Norm_")
+    text = templates.offers(e, DEV, inductor.kernel_header, src)[0]["text"]
+    tree = ast.parse(text)
+    assert inductor.parse_kernel_header(text, "t.py") == e["name"]
+    assert inductor.template_name(tree) == "row-norm"
+    assert lint.lint(tree, None) == []
+    assert "# kgate:tune BLOCK=[1024,2048,4096,8192,16384] NUM_WARPS=[4,8,16,32]" in text
+    tune = [ln for ln in text.splitlines() if ln.startswith("# kgate:tune ")][0]
+    for part in tune[len("# kgate:tune "):].split():
+        name, vals = part.split("=")
+        default = [ln for ln in text.splitlines() if ln.startswith(name + " = ")]
+        assert len(default) == 1, name
+        assert default[0].split(" = ")[1] in vals.strip("[]").split(","), (name, default)
+    ov = inductor.Override(e["name"], str(tmp_path / "k.py"), text, tree)
+    inductor._load_template(ov, src, _FakeCodeCache(tmp_path))
+    assert callable(ov.autotuner.run)
+
+
+_INTERP_NORM = r'''
+import importlib.util, json, os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+sys.path.insert(0, sys.argv[1])
+import torch
+from kgate_worker import inductor, templates
+out = []
+for kind, rows, cols, dt, block, reverse, grid in json.loads(sys.argv[2]):
+    t = {"dtype": dt, "shape": [rows, cols], "stride": [cols, 1], "offset": 0}
+    ops, src = {"l1": (["aten.abs", "aten.mean", "aten.div"], "tl_math.abs("),
+                "l2": (["aten.linalg_vector_norm", "aten.div"], "tmp1 = tmp0 * tmp0 sqrt"),
+                "instance": (["aten._native_batch_norm_legit", "aten.view"],
+                             "welford rsqrt tl.full([1, 1], 1e-05, tl.float32)")}[kind]
+    src += f" tl.load(in_ptr0 + (r0_1 + {cols}*x0)"
+    e = {"name": "k", "category": "reduction", "aten_ops": ops,
+         "args": [dict(t, name="in_ptr0", role="in"), dict(t, name="out_ptr0", role="out"),
+                  {"name": "xnumel", "role": "scalar", "value": rows},
+                  {"name": "r0_numel", "role": "scalar", "value": cols}]}
+    text = templates.offers(e, {}, inductor.kernel_header, src)[0]["text"]
+    path = os.path.join(sys.argv[3], f"n{len(out)}.py")
+    open(path, "w").write(text)
+    spec = importlib.util.spec_from_file_location(f"n{len(out)}", path)
+    m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+    m.BLOCK, m.REVERSE = block, reverse
+    dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dt]
+    g = torch.Generator().manual_seed(rows * cols)
+    x = (torch.randn(rows, cols, generator=g) * 2 + 5).to(dtype)  # mean far from 0
+    y = torch.full_like(x, float("nan"))
+    m.k.launch(x, y, grid)  # grid < rows: the persistent walk over the rows
+    xd = x.double()
+    want = {"l1": lambda: xd / xd.abs().mean(1, keepdim=True),
+            "l2": lambda: xd / xd.norm(dim=1, keepdim=True),
+            "instance": lambda: (xd - xd.mean(1, keepdim=True)) /
+                                (xd.var(1, unbiased=False, keepdim=True) + 1e-5).sqrt()}[kind]()
+    out.append({"err": float((y.double() - want).abs().max()),
+                "scale": float(want.abs().max()), "nan": bool(torch.isnan(y).any())})
+print(json.dumps(out))
+'''
+
+
+def test_the_row_norm_kernel_in_tritons_interpreter(tmp_path):
+    # a row shorter than BLOCK (the tail alone), rows of several chunks with a partial
+    # tail, forwards and backwards, persistent grids, three dtypes
+    cases = [("l1", 5, 1023, "f32", 256, 1, 2), ("l1", 3, 100, "f32", 128, 0, 3),
+             ("l2", 4, 1537, "f32", 512, 1, 1), ("l2", 3, 2048, "f16", 512, 0, 2),
+             ("instance", 6, 777, "f32", 128, 1, 4), ("instance", 2, 4096, "bf16", 1024, 1, 2),
+             ("instance", 3, 300, "f16", 512, 0, 3)]
+    r = subprocess.run([sys.executable, "-c", _INTERP_NORM, ROOT, json.dumps(cases),
+                        str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    tol = {"f32": 2e-5, "f16": 2e-3, "bf16": 1.6e-2}  # relative to the largest output
+    for case, got in zip(cases, json.loads(r.stdout.strip().splitlines()[-1])):
+        assert not got["nan"], (case, got)
+        assert got["err"] <= tol[case[3]] * max(1.0, got["scale"]), (case, got)

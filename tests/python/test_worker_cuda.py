@@ -152,7 +152,8 @@ def test_triton_solution_on_device(cuda_worker):
 def _problem(tmp_path, text: str):
     import ast
     import types
-    from kgate_worker.worker import Problem
+    from kgate_worker.worker import Problem, _torch
+    _torch()  # the worker imports torch lazily (after hello); this test skips hello
     path = tmp_path / "init_probe.py"
     path.write_text(text)
     mod = types.ModuleType("init_probe")

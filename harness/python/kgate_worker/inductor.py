@@ -885,7 +885,8 @@ def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
             e["file"] = f"{e['name']}.py"
             with open(os.path.join(out_dir, e["file"]), "w", encoding="utf-8") as f:
                 f.write(kernel_file_text(e, ref.kernels[e["name"]].source))
-        write_template_offers(entries, out_dir, _device_limits(device))
+        write_template_offers(entries, out_dir, _device_limits(device),
+                              {n: ref.kernels[n].source for n in ref.kernels})
     tri = sum(e["share"] for e in entries)
     ext = sum(x["share"] for x in externs)
     return {"inventory_version": INVENTORY_VERSION,
@@ -911,13 +912,16 @@ def _device_limits(device: str) -> dict:
 TEMPLATES_DIR = "templates"
 
 
-def write_template_offers(entries: list, kernels_dir: str, device: dict) -> None:
+def write_template_offers(entries: list, kernels_dir: str, device: dict,
+                          sources: dict | None = None) -> None:
     """Every template that matches a kernel, instantiated as a kernel file under
     KERNELS_DIR/../templates/NAME/TEMPLATE.py; each entry lists its offers as
-    `templates: [{template, why, file}]` (file relative to KERNELS_DIR/..)."""
+    `templates: [{template, why, file}]` (file relative to KERNELS_DIR/..). `sources`:
+    kernel name -> Inductor's source of it, which some templates match on."""
     root = os.path.dirname(os.path.abspath(kernels_dir))
     for e in entries:
-        found = templates.offers(e, device, kernel_header)
+        found = templates.offers(e, device, kernel_header,
+                                 (sources or {}).get(e["name"], ""))
         if not found:
             continue
         e["templates"] = []

@@ -16,6 +16,7 @@ Standard library only: matching and instantiation run (and are tested) without t
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from string import Template
 from typing import Callable
@@ -77,7 +78,7 @@ def _row_contract(entry: dict) -> tuple[dict | None, str]:
             "dtype": x["dtype"]}, ""
 
 
-def _match_row_softmax(entry: dict) -> Match | None:
+def _match_row_softmax(entry: dict, source: str = "") -> Match | None:
     if entry.get("category") not in ("reduction", "persistent_reduction"):
         return None
     ops = set(entry.get("aten_ops") or [])
@@ -457,25 +458,233 @@ def _instantiate_row_softmax(entry: dict, m: Match, device: dict) -> tuple[str, 
     return tune, body
 
 
+# ==== row normalisation: L1, L2, instance norm ==============================================
+
+_ROW_NORM_KINDS = {"l1": 0, "l2": 1, "instance": 2}
+
+
+def _flat_row_contract(entry: dict, source: str) -> tuple[dict | None, str]:
+    """(the one input, the one output, rows, cols) of a kernel that reduces each of
+    `xnumel` contiguous rows of `r0_numel` elements (the output may be a view of another
+    shape over the same contiguous storage), or (None, why not)."""
+    args = entry.get("args", [])
+    ins = [a for a in args if a.get("role") == "in"]
+    outs = [a for a in args if a.get("role") == "out"]
+    others = [a for a in args if a.get("role") not in ("in", "out", "scalar")]
+    if len(ins) != 1 or len(outs) != 1 or others:
+        return None, "not one input and one output tensor"
+    x, y = ins[0], outs[0]
+    if x.get("dtype") != y.get("dtype") or x.get("dtype") not in _FLOAT_DTYPES:
+        return None, "input and output are not the same floating-point dtype"
+    for a in (x, y):
+        shape = list(a.get("shape", []))
+        if not shape or list(a.get("stride", [])) != _contiguous_strides(shape) or \
+                int(a.get("offset", 0) or 0) != 0:
+            return None, f"{a['name']} is not contiguous"
+    numel = math.prod(int(s) for s in x["shape"])
+    if math.prod(int(s) for s in y["shape"]) != numel:
+        return None, "input and output sizes differ"
+    scalars = {a["name"]: a.get("value") for a in args if a.get("role") == "scalar"}
+    rows, cols = scalars.get("xnumel"), scalars.get("r0_numel", scalars.get("rnumel"))
+    if not isinstance(rows, int) or not isinstance(cols, int) or rows * cols != numel:
+        return None, "xnumel * r0_numel is not the tensor's size"
+    # the kernel's own index arithmetic must be row-major rows of `cols` elements
+    if not re.search(rf"tl\.load\({re.escape(x['name'])} \+ \(r0_\d+ \+ {cols}\*x0\)", source):
+        return None, "the kernel does not read contiguous rows of r0_numel elements"
+    return {"x": x["name"], "y": y["name"], "rows": rows, "cols": cols,
+            "dtype": x["dtype"]}, ""
+
+
+def _norm_eps(source: str, cols: int) -> float | None:
+    """The epsilon an instance-norm kernel adds to the variance: its one float constant
+    other than the row length (None when that is not what the source shows)."""
+    consts = {float(v) for v in re.findall(
+        r"tl\.full\(\[1, 1\], ([-+0-9.eE]+), tl\.float32\)", source)} - {float(cols)}
+    return consts.pop() if len(consts) == 1 and "rsqrt" in source else None
+
+
+def _match_row_norm(entry: dict, source: str = "") -> Match | None:
+    """x / mean(|x|), x / ||x||_2 or (x - mean) / sqrt(var + eps) per contiguous row, the
+    whole kernel being that and nothing more (no affine weights, one input)."""
+    if entry.get("category") not in ("reduction", "persistent_reduction") or not source:
+        return None
+    ops = set(entry.get("aten_ops") or [])
+    eps = 0.0
+    if ops == {"aten.abs", "aten.mean", "aten.div"} and "tl_math.abs(" in source:
+        kind = "l1"
+    elif ops == {"aten.linalg_vector_norm", "aten.div"} and "sqrt" in source and \
+            re.search(r"(tmp\d+) \* \1\b", source) and "abs(" not in source:
+        kind = "l2"
+    elif "aten._native_batch_norm_legit" in ops and \
+            ops <= {"aten._native_batch_norm_legit", "aten.view"} and "welford" in source:
+        kind = "instance"
+    else:
+        return None
+    c, _ = _flat_row_contract(entry, source)
+    if c is None:
+        return None
+    if kind == "instance":
+        e = _norm_eps(source, c["cols"])
+        if e is None:
+            return None
+        eps = e
+    what = {"l1": "x / mean(|x|)", "l2": "x / ||x||_2",
+            "instance": f"(x - mean) / sqrt(var + {eps:g})"}[kind]
+    return Match("row-norm", f"{what} over {c['rows']} contiguous rows of {c['cols']} "
+                 f"{c['dtype']}", dict(c, kind=kind, eps=eps))
+
+
+_ROW_NORM = Template('''\
+# kgate's row-normalisation template: a program per row (OCCUPANCY 0) or a persistent grid
+# of OCCUPANCY programs per SM walking the rows. The statistic's pass reads the row BLOCK
+# elements at a time, the last (partial) chunk held in registers; the output pass writes
+# that chunk first, then the others, backwards when REVERSE (the most recently read, the
+# likeliest still in L2, first).
+BLOCK = $block
+NUM_WARPS = $warps
+NUM_STAGES = 1
+OCCUPANCY = 0
+REVERSE = 1
+$template_key = "row-norm"
+
+import torch
+import triton
+import triton.language as tl
+
+ROWS = $rows
+COLS = $cols
+# 0: x / mean(|x|); 1: x / sqrt(sum x^2); 2: (x - mean) * rsqrt(var + EPS)
+KIND = $kind
+EPS = $eps
+
+
+@triton.jit
+def _accumulate(a1, a2, x, shift, keep, KIND: tl.constexpr):
+    if KIND == 0:
+        a1 += tl.where(keep, tl.abs(x), 0.0)
+    elif KIND == 1:
+        a1 += tl.where(keep, x * x, 0.0)
+    else:  # sums shifted by the row's first element: no cancellation when mean >> spread
+        d = tl.where(keep, x - shift, 0.0)
+        a1 += d
+        a2 += d * d
+    return a1, a2
+
+
+@triton.jit
+def _normalise(x, s1, s2, shift, cols, eps, KIND: tl.constexpr):
+    if KIND == 0:
+        return x / (s1 / cols)
+    elif KIND == 1:
+        return x / tl.sqrt_rn(s1)
+    else:
+        m = s1 / cols
+        var = tl.maximum(s2 / cols - m * m, 0.0)
+        return (x - (shift + m)) * tl.rsqrt(var + eps)
+
+
+@triton.jit
+def _kgate_row_norm(x_ptr, y_ptr, rows, cols, eps, KIND: tl.constexpr, BLOCK: tl.constexpr,
+                    LAST: tl.constexpr, REVERSE: tl.constexpr):
+    """Rows pid, pid + grid, ...; LAST is where the row's last chunk starts."""
+    offs = tl.arange(0, BLOCK)
+    tail = LAST + offs
+    tail_keep = tail < cols
+    full = tl.full([BLOCK], 1, tl.int1)
+    for row in range(tl.program_id(0), rows, tl.num_programs(0)):
+        base = tl.cast(row, tl.int64) * cols
+        shift = tl.load(x_ptr + base).to(tl.float32)
+        a1 = tl.zeros([BLOCK], tl.float32)
+        a2 = tl.zeros([BLOCK], tl.float32)
+        for c in range(0, LAST, BLOCK):
+            x = tl.load(x_ptr + base + c + offs, eviction_policy="evict_last").to(tl.float32)
+            a1, a2 = _accumulate(a1, a2, x, shift, full, KIND)
+        t = tl.load(x_ptr + base + tail, mask=tail_keep, other=0.0).to(tl.float32)
+        a1, a2 = _accumulate(a1, a2, t, shift, tail_keep, KIND)
+        s1 = tl.sum(a1, 0)
+        s2 = tl.sum(a2, 0)
+        tl.store(y_ptr + base + tail,
+                 _normalise(t, s1, s2, shift, cols, eps, KIND).to(y_ptr.dtype.element_ty),
+                 mask=tail_keep)
+        for i in range(0, LAST, BLOCK):
+            if REVERSE:
+                c = LAST - BLOCK - i
+            else:
+                c = i
+            x = tl.load(x_ptr + base + c + offs, eviction_policy="evict_first").to(tl.float32)
+            tl.store(y_ptr + base + c + offs,
+                     _normalise(x, s1, s2, shift, cols, eps, KIND).to(y_ptr.dtype.element_ty))
+
+
+class _Launcher:
+    """The call site's `$name.run(...)`: the same arguments, in the same order."""
+
+    def __init__(self):
+        self.grid = {}
+
+    def run(self, $x, $y, xnumel, r0_numel, *, stream=None):
+        dev = $x.device
+        grid = self.grid.get(dev)
+        if grid is None:
+            grid = ROWS
+            if int(OCCUPANCY) > 0 and dev.type == "cuda":
+                sms = torch.cuda.get_device_properties(dev).multi_processor_count
+                grid = max(1, min(ROWS, sms * int(OCCUPANCY)))
+            self.grid[dev] = grid
+        self.launch($x, $y, grid)
+
+    @staticmethod
+    def launch(x, y, grid):
+        last = (COLS - 1) // BLOCK * BLOCK
+        _kgate_row_norm[(grid,)](x, y, ROWS, COLS, EPS, KIND=KIND, BLOCK=BLOCK, LAST=last,
+                                 REVERSE=bool(int(REVERSE)), num_warps=NUM_WARPS,
+                                 num_stages=NUM_STAGES)
+
+
+$name = _Launcher()
+''')
+
+
+def _instantiate_row_norm(entry: dict, m: Match, device: dict) -> tuple[str, str]:
+    p = m.params
+    # The first point: 16 elements per thread on long rows, 32 warps (the best of the
+    # walks over the official L1/L2 rows on the H200: docs/measurement.md, "row-norm");
+    # a row of up to 16384 elements is one chunk, held in registers: one read.
+    block = max(128, min(16384, _next_pow2(p["cols"])))
+    warps = 32 if block >= 8192 else max(4, block // 256)
+    cap = max(1024, _next_pow2(p["cols"]))
+    blocks = sorted({b for b in (1024, 2048, 4096, 8192, 16384) if b <= cap} | {block})
+    tune = (f"# kgate:tune BLOCK=[{','.join(map(str, blocks))}] NUM_WARPS=[4,8,16,32] "
+            "NUM_STAGES=[1,2,3] OCCUPANCY=[0,1,2,4] REVERSE=[0,1]\n# kgate:tune-local")
+    body = _ROW_NORM.substitute(
+        block=block, warps=warps, template_key=TEMPLATE_KEY, rows=p["rows"], cols=p["cols"],
+        kind=_ROW_NORM_KINDS[p["kind"]], eps=repr(float(p["eps"])), x=p["x"], y=p["y"],
+        name=entry["name"])
+    return tune, body
+
+
 # ==== the registry ==========================================================================
 
 @dataclass
 class _Template:
     name: str
-    match: Callable[[dict], Match | None]
+    match: Callable[[dict, str], Match | None]
     instantiate: Callable[[dict, Match, dict], tuple[str, str]]
 
 
-TEMPLATES = [_Template("row-softmax", _match_row_softmax, _instantiate_row_softmax)]
+TEMPLATES = [_Template("row-softmax", _match_row_softmax, _instantiate_row_softmax),
+             _Template("row-norm", _match_row_norm, _instantiate_row_norm)]
 
 
-def offers(entry: dict, device: dict, header: Callable[[dict, str], str]) -> list[dict]:
-    """[{template, why, text}] for every template that matches the inventory entry.
+def offers(entry: dict, device: dict, header: Callable[[dict, str], str],
+           source: str = "") -> list[dict]:
+    """[{template, why, text}] for every template that matches the inventory entry
+    (`source`: the Inductor kernel's own source, which some templates read).
     `header(entry, tune_text)` writes the kernel file's header (kgate:kernel, the tune
     lines, the call-site contract); `device` has num_sms and l2_bytes (0 when unknown)."""
     out = []
     for t in TEMPLATES:
-        m = t.match(entry)
+        m = t.match(entry, source)
         if m is None:
             continue
         tune, body = t.instantiate(entry, m, device)
