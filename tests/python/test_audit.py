@@ -106,6 +106,24 @@ def test_outliers_and_load_on_both_slots_are_not_a_cache():
                                {"candidate": [298.6] * 5, "baseline": [276.0] * 5}) == ""
 
 
+def test_a_cache_finding_stands_only_when_a_second_set_of_rounds_shows_it_too():
+    rep = {"candidate": [10.0] * 9, "baseline": [20.0] * 9}
+    cache = {"candidate": [31, 29, 30, 33, 30], "baseline": [20, 21, 20, 19, 20]}
+    burst = {"candidate": [900, 30, 700, 800, 40], "baseline": [20, 21, 20, 19, 20]}
+    calm = {"candidate": [10, 11, 10, 12, 10], "baseline": [20, 21, 20, 19, 20]}
+    failure, note = audit.confirmed_cache(rep, cache, cache)
+    assert failure.startswith("the candidate is faster on inputs it has seen before "
+                              "(a result cache): median 30 us over 5 rounds") and note == ""
+    assert "; again in a second set of rounds: median 30 us over 5 rounds" in failure
+    failure, note = audit.confirmed_cache(rep, burst, calm)
+    assert failure == ""
+    assert note == ("one set of rounds on fresh contents was slower for the candidate, the "
+                    "second was not: load, not a cache (median 700 us over 5 rounds on "
+                    "freshly drawn contents against 10 us on the repeated input sets "
+                    "(baseline 20 against 20 us))")
+    assert audit.confirmed_cache(rep, calm, cache) == ("", "")  # the first set decides
+
+
 # ---- the time op -------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -171,6 +189,42 @@ def test_a_pointer_cache_meets_new_contents_in_the_same_buffers(w, tmp_path):
     assert w.compile(cand)["compiled"]
     t = w("time", seed=3, **QUICK)
     assert "(fresh round 0)" in t["audit_failure"], t["audit_failure"]
+
+
+_BY_CONTENT = (
+    "import torch\nimport torch.nn as nn\n\n"
+    "class ModelNew(nn.Module):\n"
+    "    def __init__(self):\n        super().__init__()\n"
+    "        self.counts, self.outs, self.novel = {}, {}, 0\n\n"
+    "    def forward(self, a, b):\n"
+    "        k = (float(a[0, 0]), float(a[-1, -1]), float(b[0, 0]))\n"
+    "        new = k not in self.counts\n"
+    "        if new:  # contents not seen before; 'timing': the timed sets repeat\n"
+    "            self.novel += any(n >= 3 for n in self.counts.values())\n"
+    "        self.counts[k] = self.counts.get(k, 0) + 1\n"
+    "        if not new:\n"
+    "            return self.outs[k].clone()\n"
+    "        out = torch.relu(a @ b)\n"
+    "        for _ in range(40 if new and self.novel > 0 else 0):\n"
+    "            out = torch.relu(a @ b) + 0 * out\n"
+    "        self.outs[k] = out\n"
+    "        return out\n")
+
+
+def test_a_cache_by_content_is_confirmed_by_a_second_set_of_fresh_rounds(w, tmp_path):
+    # honest (and slow) on every content it has not seen once the timing repeats its
+    # sets, a copy of what it computed on contents it has
+    cand = tmp_path / "by_content.py"
+    cand.write_text(_BY_CONTENT)
+    w.worker.fatal = ""
+    w.load(GEMM, variant="small")
+    assert w.compile(GEMM, slot="baseline")["compiled"]
+    assert w.compile(cand)["compiled"]
+    t = w("time", seed=3, **QUICK)
+    assert t["audit_failure"].startswith(
+        "the candidate is faster on inputs it has seen before (a result cache)"), t
+    assert "; again in a second set of rounds: median" in t["audit_failure"]
+    assert t["audited"] == len(t["samples_us"]["candidate"]) + 2 * audit.FRESH_ROUNDS
 
 
 def test_one_slot_alone_is_timed_unaudited(w, tmp_path):

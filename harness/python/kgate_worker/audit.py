@@ -132,3 +132,18 @@ def cache_finding(samples: dict, fresh: dict) -> str:
                 f"{cm:.4g} us on the repeated input sets (baseline {bf:.4g} against "
                 f"{bm:.4g} us)")
     return ""
+
+
+def confirmed_cache(samples: dict, first: dict, second: dict) -> tuple[str, str]:
+    """(audit_failure, audit_note) from two sets of FRESH_ROUNDS rounds on fresh contents,
+    the second taken because the first showed a cache. A cache is slower on new contents
+    every time; a burst of load over the first set's few rounds is not repeated, so the
+    finding stands only when the second set shows it too."""
+    finding = cache_finding(samples, first)
+    if not finding:
+        return "", ""
+    again = cache_finding(samples, second)
+    if again:
+        return finding + "; again in a second set of rounds: " + again.split(": ", 1)[1], ""
+    return "", ("one set of rounds on fresh contents was slower for the candidate, the "
+                "second was not: load, not a cache (" + finding.split(": ", 1)[1] + ")")

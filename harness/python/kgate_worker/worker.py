@@ -1596,30 +1596,46 @@ class Worker:
                     res["audit_note"] = ("no rounds on fresh inputs: no room on the device "
                                          f"for another input set of {_gib(set_bytes)}")
                 else:
-                    fresh_us: dict = {"candidate": [], "baseline": []}
-                    for r in range(audit.FRESH_ROUNDS):
-                        current = names[0]
-                        fresh = self.draw_inputs(int.from_bytes(os.urandom(8), "little"),
-                                                 "problem", dt)
-                        targets = sets if graphs else [sets[r % input_sets]]
-                        for st in targets:
-                            for a, x in zip(st, fresh):
-                                if isinstance(a, torch.Tensor):
-                                    a.copy_(x)
-                        del fresh
-                        # baseline, candidate, baseline: the first call after the writes
-                        # settles whatever the pause changed (clocks, caches) and is not
-                        # counted; the candidate's cache, if any, has not seen these contents
-                        for i, s in enumerate(("baseline", "candidate", "baseline")):
-                            current = s
-                            keep = i > 0 and not graphs  # one output held at a time
-                            us = measure(s, targets[0])
-                            if i > 0:
-                                fresh_us[s].append(us)
-                        if not audited(f"fresh round {r}"):
-                            break
-                    if not res["audit_failure"]:
-                        res["audit_failure"] = audit.cache_finding(samples, fresh_us)
+                    def fresh_rounds() -> dict | None:
+                        """FRESH_ROUNDS rounds on new contents: {slot: [us]}, None when
+                        an audited round's outputs differed (audit_failure says how)."""
+                        nonlocal current, keep
+                        fresh_us: dict = {"candidate": [], "baseline": []}
+                        for r in range(audit.FRESH_ROUNDS):
+                            current = names[0]
+                            fresh = self.draw_inputs(int.from_bytes(os.urandom(8), "little"),
+                                                     "problem", dt)
+                            targets = sets if graphs else [sets[r % input_sets]]
+                            for st in targets:
+                                for a, x in zip(st, fresh):
+                                    if isinstance(a, torch.Tensor):
+                                        a.copy_(x)
+                            del fresh
+                            # a baseline call first settles whatever the pause changed
+                            # (clocks, caches) and is not counted; then the candidate's
+                            # first call on these contents (its cache, if any, has not
+                            # seen them) and the baseline's, in turn first and second
+                            order = (("baseline", "candidate", "baseline") if r % 2 == 0
+                                     else ("baseline", "baseline", "candidate"))
+                            for i, s in enumerate(order):
+                                current = s
+                                keep = i > 0 and not graphs  # one output held at a time
+                                us = measure(s, targets[0])
+                                if i > 0:
+                                    fresh_us[s].append(us)
+                            if not audited(f"fresh round {r}"):
+                                return None
+                        return fresh_us
+
+                    first = fresh_rounds()
+                    if first is not None and audit.cache_finding(samples, first):
+                        # confirmed by a second set (a burst of load is not repeated)
+                        second = fresh_rounds()
+                        if second is not None:
+                            res["audit_failure"], note = audit.confirmed_cache(
+                                samples, first, second)
+                            res["audit_note"] = "; ".join(
+                                x for x in (res["audit_note"], note) if x)
             if sampler is not None:
                 res["side_stream_work"] = sampler.side_stream_work()
                 if res["side_stream_work"]:
