@@ -306,6 +306,8 @@ def test_the_official_row_normalisations_match(stem, why):
                                   "94_MSELoss", "95_CrossEntropyLoss"])
 def test_other_official_kernels_are_offered_no_template(stem):
     for e, src in captured(stem):
+        if e["name"] == "triton_red_fused_prepare_softmax_online_0":
+            continue  # softmax-stats (below)
         assert templates.offers(e, DEV, inductor.kernel_header, src) == [], e["name"]
 
 
@@ -403,3 +405,92 @@ def test_the_row_norm_kernel_in_tritons_interpreter(tmp_path):
     for case, got in zip(cases, json.loads(r.stdout.strip().splitlines()[-1])):
         assert not got["nan"], (case, got)
         assert got["err"] <= tol[case[3]] * max(1.0, got["scale"]), (case, got)
+
+
+# ==== softmax-stats: a row's max and sum of exp (95_CrossEntropyLoss's first kernel) ========
+
+def test_the_cross_entropys_statistics_kernel_matches(tmp_path):
+    (e, src), (e2, src2), (e3, src3) = captured("95_CrossEntropyLoss")
+    got = templates.offers(e, DEV, inductor.kernel_header, src)
+    assert [(o["template"], o["why"]) for o in got] == [
+        ("softmax-stats", "max and sum of exp over 32768 contiguous rows of 4096 f32")]
+    text = got[0]["text"]
+    tree = ast.parse(text)
+    assert inductor.template_name(tree) == "softmax-stats" and lint.lint(tree, None) == []
+    assert ("def run(self, in_ptr0, out_ptr0, out_ptr1, xnumel, r0_numel, *, stream=None)"
+            in text)
+    assert "XBLOCK = 2\nBLOCK = 4096\nNUM_WARPS = 8\n" in text
+    ov = inductor.Override(e["name"], str(tmp_path / "k.py"), text, tree)
+    inductor._load_template(ov, src, _FakeCodeCache(tmp_path))  # the call site's signature
+    assert callable(ov.autotuner.run)
+    # the kernels reading the statistics back are not statistics kernels
+    assert templates.offers(e2, DEV, inductor.kernel_header, src2) == []
+    assert templates.offers(e3, DEV, inductor.kernel_header, src3) == []
+
+
+@pytest.mark.parametrize("change", [
+    lambda e, s: e.update(aten_ops=["prims.prepare_softmax_online", "aten.sub"]) or s,
+    lambda e, s: e["args"][1].update(dtype="f16") or s,          # statistics not in f32
+    lambda e, s: e["args"].pop(2) and s,                         # one output
+    lambda e, s: s.replace("tl.store(out_ptr1 + (x0)", "tl.store(out_ptr1 + (2*x0)"),
+    lambda e, s: s.replace("4096*x0", "4097*x0"),                # padded rows
+])
+def test_softmax_stats_near_misses(change):
+    (e, src), _, _ = captured("95_CrossEntropyLoss")
+    e = copy.deepcopy(e)
+    src = change(e, src)
+    assert [o for o in templates.offers(e, DEV, inductor.kernel_header, src)
+            if o["template"] == "softmax-stats"] == []
+
+
+_INTERP_STATS = r"""
+import importlib.util, json, os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+sys.path.insert(0, sys.argv[1])
+import torch
+from kgate_worker import inductor, templates
+out = []
+for rows, cols, dt, xblock, block, grid in json.loads(sys.argv[2]):
+    t = {"dtype": dt, "shape": [rows, cols], "stride": [cols, 1], "offset": 0}
+    st = {"dtype": "f32", "shape": [rows, 1], "stride": [1, rows], "offset": 0}
+    e = {"name": "k", "category": "reduction", "aten_ops": ["prims.prepare_softmax_online"],
+         "args": [dict(t, name="in_ptr0", role="in"), dict(st, name="out_ptr0", role="out"),
+                  dict(st, name="out_ptr1", role="out"),
+                  {"name": "xnumel", "role": "scalar", "value": rows},
+                  {"name": "r0_numel", "role": "scalar", "value": cols}]}
+    src = (f"online_softmax_reduce tl.load(in_ptr0 + (r0_1 + {cols}*x0) "
+           "tl.store(out_ptr0 + (x0) tl.store(out_ptr1 + (x0)")
+    text = templates.offers(e, {}, inductor.kernel_header, src)[0]["text"]
+    path = os.path.join(sys.argv[3], f"s{len(out)}.py")
+    open(path, "w").write(text)
+    spec = importlib.util.spec_from_file_location(f"s{len(out)}", path)
+    m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+    m.PRECISE, m.XBLOCK, m.BLOCK = False, xblock, block  # libdevice: no interpreter form
+    dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dt]
+    g = torch.Generator().manual_seed(rows * cols)
+    x = (torch.randn(rows, cols, generator=g) * 4).to(dtype)
+    x[0, : min(3, cols)] = float("-inf")
+    mx = torch.full((rows, 1), float("nan")); sm = torch.full((rows, 1), float("nan"))
+    m.k.launch(x, mx, sm, grid)
+    xd = x.double()
+    want_m = xd.max(1, keepdim=True).values
+    want_s = (xd - want_m).exp().sum(1, keepdim=True)
+    out.append({"err_m": float((mx.double() - want_m).abs().max()),
+                "err_s": float(((sm.double() - want_s) / want_s).abs().max()),
+                "nan": bool(torch.isnan(mx).any() or torch.isnan(sm).any())})
+print(json.dumps(out))
+"""
+
+
+def test_the_softmax_stats_kernel_in_tritons_interpreter(tmp_path):
+    # rows in registers (block >= cols) and looped, several rows per program, persistent
+    # grids (grid < programs needed), three dtypes
+    cases = [(5, 1023, "f32", 1, 1024, 5), (7, 4096, "f32", 2, 1024, 2),
+             (9, 300, "f16", 4, 512, 1), (3, 2049, "bf16", 1, 512, 3), (6, 64, "f32", 8, 128, 1)]
+    r = subprocess.run([sys.executable, "-c", _INTERP_STATS, ROOT, json.dumps(cases),
+                        str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    for case, got in zip(cases, json.loads(r.stdout.strip().splitlines()[-1])):
+        assert not got["nan"], (case, got)
+        assert got["err_m"] == 0.0, (case, got)   # the max is exact
+        assert got["err_s"] <= 2e-5, (case, got)  # the sum in f32 (inputs as given)

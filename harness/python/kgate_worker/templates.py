@@ -110,6 +110,57 @@ def default_config(cols: int) -> dict:
             "PIPE": 1}
 
 
+# The online (max, sum of exp) helpers of the softmax templates (each template file is
+# self-contained: this text is written into every one that needs it).
+_ONLINE_SOFTMAX_JIT = '''\
+@triton.jit
+def _exp(v, PRECISE: tl.constexpr):
+    if PRECISE:
+        return libdevice.exp(v)
+    return tl.exp(v)
+
+
+@triton.jit
+def _log(v, PRECISE: tl.constexpr):
+    if PRECISE:
+        return libdevice.log(v)
+    return tl.log(v)
+
+
+@triton.jit
+def _online(m, s, x, PRECISE: tl.constexpr):
+    """One step of the online (max, sum of exp) over a tile; -inf lanes stay empty."""
+    m_new = tl.maximum(m, x)
+    alive = m_new != float("-inf")
+    s = tl.where(alive, s * _exp(m - m_new, PRECISE) + _exp(x - m_new, PRECISE), 0.0)
+    return m_new, s
+
+
+@triton.jit
+def _merge(m, s, PRECISE: tl.constexpr):
+    """Per row of [rows, n] partial (max, sum of exp) pairs: (max, sum relative to it)."""
+    top = tl.max(m, 1)
+    return top, tl.sum(tl.where(m == float("-inf"), 0.0, s * _exp(m - top[:, None], PRECISE)), 1)
+
+
+@triton.jit
+def _chunk_stats(x_ptr, base, rmask, col0, cols, CHUNK: tl.constexpr, XBLOCK: tl.constexpr,
+                 BLOCK: tl.constexpr, PRECISE: tl.constexpr):
+    offs = tl.arange(0, BLOCK)[None, :]
+    m = tl.full([XBLOCK, BLOCK], float("-inf"), tl.float32)
+    s = tl.zeros([XBLOCK, BLOCK], tl.float32)
+    for c in range(0, CHUNK, BLOCK):
+        cols_ = col0 + c + offs
+        keep = rmask & (c + offs < CHUNK) & (cols_ < cols)
+        x = tl.load(x_ptr + base + cols_, mask=keep, other=float("-inf"),
+                    eviction_policy="evict_last").to(tl.float32)
+        m, s = _online(m, s, x, PRECISE)
+    return _merge(m, s, PRECISE)
+
+
+'''
+
+
 _ROW_SOFTMAX = Template('''\
 # kgate's row-softmax template, XBLOCK rows at a time. SPLIT 1: the rows' own program,
 # the rows held in registers when they fit one BLOCK (one read), else an online max and
@@ -152,56 +203,12 @@ PRECISE = True
 SPIN_LIMIT = 1 << 24
 
 
-@triton.jit
-def _exp(v, PRECISE: tl.constexpr):
-    if PRECISE:
-        return libdevice.exp(v)
-    return tl.exp(v)
-
-
-@triton.jit
-def _log(v, PRECISE: tl.constexpr):
-    if PRECISE:
-        return libdevice.log(v)
-    return tl.log(v)
-
-
-@triton.jit
-def _online(m, s, x, PRECISE: tl.constexpr):
-    """One step of the online (max, sum of exp) over a tile; -inf lanes stay empty."""
-    m_new = tl.maximum(m, x)
-    alive = m_new != float("-inf")
-    s = tl.where(alive, s * _exp(m - m_new, PRECISE) + _exp(x - m_new, PRECISE), 0.0)
-    return m_new, s
-
-
-@triton.jit
-def _merge(m, s, PRECISE: tl.constexpr):
-    """Per row of [rows, n] partial (max, sum of exp) pairs: (max, sum relative to it)."""
-    top = tl.max(m, 1)
-    return top, tl.sum(tl.where(m == float("-inf"), 0.0, s * _exp(m - top[:, None], PRECISE)), 1)
-
-
+$online_helpers
 @triton.jit
 def _finish(x, row_max, row_sum, LOG: tl.constexpr, PRECISE: tl.constexpr):
     if LOG:
         return x - row_max[:, None] - _log(row_sum, PRECISE)[:, None]
     return _exp(x - row_max[:, None], PRECISE) / row_sum[:, None]
-
-
-@triton.jit
-def _chunk_stats(x_ptr, base, rmask, col0, cols, CHUNK: tl.constexpr, XBLOCK: tl.constexpr,
-                 BLOCK: tl.constexpr, PRECISE: tl.constexpr):
-    offs = tl.arange(0, BLOCK)[None, :]
-    m = tl.full([XBLOCK, BLOCK], float("-inf"), tl.float32)
-    s = tl.zeros([XBLOCK, BLOCK], tl.float32)
-    for c in range(0, CHUNK, BLOCK):
-        cols_ = col0 + c + offs
-        keep = rmask & (c + offs < CHUNK) & (cols_ < cols)
-        x = tl.load(x_ptr + base + cols_, mask=keep, other=float("-inf"),
-                    eviction_policy="evict_last").to(tl.float32)
-        m, s = _online(m, s, x, PRECISE)
-    return _merge(m, s, PRECISE)
 
 
 @triton.jit
@@ -451,7 +458,7 @@ def _instantiate_row_softmax(entry: dict, m: Match, device: dict) -> tuple[str, 
             f"NUM_WARPS=[{','.join(map(str, sorted({4, 8, 16, 32} | {d['NUM_WARPS']})))}] "
             "OCCUPANCY=[1,2,4] PIPE=[0,1] L2_SHARE=[2,4,8]\n# kgate:tune-local")
     body = _ROW_SOFTMAX.substitute(
-        split=d["SPLIT"], xblock=d["XBLOCK"], block=d["BLOCK"], warps=d["NUM_WARPS"], occ=d["OCCUPANCY"],
+        online_helpers=_ONLINE_SOFTMAX_JIT, split=d["SPLIT"], xblock=d["XBLOCK"], block=d["BLOCK"], warps=d["NUM_WARPS"], occ=d["OCCUPANCY"],
         pipe=d["PIPE"], elem=_FLOAT_DTYPES[p["dtype"]],
         template_key=TEMPLATE_KEY, rows=p["rows"], cols=p["cols"], log=bool(p["log"]),
         x=p["x"], y=p["y"], name=entry["name"])
@@ -463,34 +470,45 @@ def _instantiate_row_softmax(entry: dict, m: Match, device: dict) -> tuple[str, 
 _ROW_NORM_KINDS = {"l1": 0, "l2": 1, "instance": 2}
 
 
+def _row_input(entry: dict, source: str) -> tuple[dict | None, int, int]:
+    """(the kernel's one input, rows, cols) when it reads `xnumel` contiguous rows of
+    `r0_numel` elements (its own index arithmetic says so), else (None, 0, 0)."""
+    args = entry.get("args", [])
+    ins = [a for a in args if a.get("role") == "in"]
+    if len(ins) != 1 or ins[0].get("dtype") not in _FLOAT_DTYPES:
+        return None, 0, 0
+    x = ins[0]
+    shape = list(x.get("shape", []))
+    if not shape or list(x.get("stride", [])) != _contiguous_strides(shape) or \
+            int(x.get("offset", 0) or 0) != 0:
+        return None, 0, 0
+    scalars = {a["name"]: a.get("value") for a in args if a.get("role") == "scalar"}
+    rows, cols = scalars.get("xnumel"), scalars.get("r0_numel", scalars.get("rnumel"))
+    if not isinstance(rows, int) or not isinstance(cols, int) or \
+            rows * cols != math.prod(int(v) for v in shape):
+        return None, 0, 0
+    if not re.search(rf"tl\.load\({re.escape(x['name'])} \+ \(r0_\d+ \+ {cols}\*x0\)", source):
+        return None, 0, 0
+    return x, rows, cols
+
+
 def _flat_row_contract(entry: dict, source: str) -> tuple[dict | None, str]:
     """(the one input, the one output, rows, cols) of a kernel that reduces each of
     `xnumel` contiguous rows of `r0_numel` elements (the output may be a view of another
     shape over the same contiguous storage), or (None, why not)."""
+    x, rows, cols = _row_input(entry, source)
+    if x is None:
+        return None, "the kernel does not read one tensor's contiguous rows"
     args = entry.get("args", [])
-    ins = [a for a in args if a.get("role") == "in"]
     outs = [a for a in args if a.get("role") == "out"]
-    others = [a for a in args if a.get("role") not in ("in", "out", "scalar")]
-    if len(ins) != 1 or len(outs) != 1 or others:
+    if len(outs) != 1 or any(a.get("role") not in ("in", "out", "scalar") for a in args):
         return None, "not one input and one output tensor"
-    x, y = ins[0], outs[0]
-    if x.get("dtype") != y.get("dtype") or x.get("dtype") not in _FLOAT_DTYPES:
-        return None, "input and output are not the same floating-point dtype"
-    for a in (x, y):
-        shape = list(a.get("shape", []))
-        if not shape or list(a.get("stride", [])) != _contiguous_strides(shape) or \
-                int(a.get("offset", 0) or 0) != 0:
-            return None, f"{a['name']} is not contiguous"
-    numel = math.prod(int(s) for s in x["shape"])
-    if math.prod(int(s) for s in y["shape"]) != numel:
-        return None, "input and output sizes differ"
-    scalars = {a["name"]: a.get("value") for a in args if a.get("role") == "scalar"}
-    rows, cols = scalars.get("xnumel"), scalars.get("r0_numel", scalars.get("rnumel"))
-    if not isinstance(rows, int) or not isinstance(cols, int) or rows * cols != numel:
-        return None, "xnumel * r0_numel is not the tensor's size"
-    # the kernel's own index arithmetic must be row-major rows of `cols` elements
-    if not re.search(rf"tl\.load\({re.escape(x['name'])} \+ \(r0_\d+ \+ {cols}\*x0\)", source):
-        return None, "the kernel does not read contiguous rows of r0_numel elements"
+    y = outs[0]
+    shape = list(y.get("shape", []))
+    if y.get("dtype") != x["dtype"] or not shape or \
+            list(y.get("stride", [])) != _contiguous_strides(shape) or \
+            int(y.get("offset", 0) or 0) != 0 or math.prod(int(v) for v in shape) != rows * cols:
+        return None, "the output is not a contiguous tensor of the input's size and dtype"
     return {"x": x["name"], "y": y["name"], "rows": rows, "cols": cols,
             "dtype": x["dtype"]}, ""
 
@@ -663,6 +681,117 @@ def _instantiate_row_norm(entry: dict, m: Match, device: dict) -> tuple[str, str
     return tune, body
 
 
+# ==== row softmax statistics (the first kernel of a cross-entropy) ===========================
+
+def _match_softmax_stats(entry: dict, source: str = "") -> Match | None:
+    """A kernel that is only `prims.prepare_softmax_online` over contiguous rows: each
+    row's max and sum of exp(x - max), one f32 value per row into each of two outputs
+    (what a cross-entropy's log-softmax reads back)."""
+    if entry.get("category") != "reduction" or \
+            set(entry.get("aten_ops") or []) != {"prims.prepare_softmax_online"} or \
+            "online_softmax_reduce" not in source:
+        return None
+    x, rows, cols = _row_input(entry, source)
+    outs = [a for a in entry.get("args", []) if a.get("role") == "out"]
+    others = [a for a in entry.get("args", []) if a.get("role") not in ("in", "out", "scalar")]
+    if x is None or len(outs) != 2 or others:
+        return None
+    for o in outs:
+        if o.get("dtype") != "f32" or math.prod(int(v) for v in o.get("shape", [0])) != rows \
+                or f"tl.store({o['name']} + (x0)" not in source:
+            return None
+    return Match("softmax-stats", f"max and sum of exp over {rows} contiguous rows of {cols} "
+                 f"{x['dtype']}", {"x": x["name"], "m": outs[0]["name"], "s": outs[1]["name"],
+                                   "rows": rows, "cols": cols, "dtype": x["dtype"]})
+
+
+_SOFTMAX_STATS = Template('''\
+# kgate's softmax-statistics template: XBLOCK rows per program (OCCUPANCY 0: a program per
+# XBLOCK rows; else a persistent grid of OCCUPANCY programs per SM walking them), each
+# row's max and sum of exp(x - max) in one read: from registers when the row fits one
+# BLOCK, else an online max and sum over its chunks.
+XBLOCK = $xblock
+BLOCK = $block
+NUM_WARPS = $warps
+OCCUPANCY = 0
+$template_key = "softmax-stats"
+
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+ROWS = $rows
+COLS = $cols
+# exp from libdevice, as Inductor's kernels (False: the hardware approximation).
+PRECISE = True
+
+
+$online_helpers
+@triton.jit
+def _kgate_softmax_stats(x_ptr, m_ptr, s_ptr, rows, cols, XBLOCK: tl.constexpr,
+                         BLOCK: tl.constexpr, CHUNK: tl.constexpr, PRECISE: tl.constexpr):
+    offs = tl.arange(0, BLOCK)[None, :]
+    xs = tl.arange(0, XBLOCK)
+    for step in range(tl.program_id(0), tl.cdiv(rows, XBLOCK), tl.num_programs(0)):
+        r = step * XBLOCK + xs
+        rmask = (r < rows)[:, None]
+        base = tl.cast(r, tl.int64)[:, None] * cols
+        if CHUNK == BLOCK:  # the rows in registers
+            x = tl.load(x_ptr + base + offs, mask=rmask & (offs < cols),
+                        other=float("-inf"), eviction_policy="evict_first").to(tl.float32)
+            m, s = _merge(x, tl.where(x == float("-inf"), 0.0, 1.0), PRECISE)
+        else:
+            m, s = _chunk_stats(x_ptr, base, rmask, 0, cols, CHUNK, XBLOCK, BLOCK, PRECISE)
+        tl.store(m_ptr + r, m, mask=r < rows)
+        tl.store(s_ptr + r, s, mask=r < rows)
+
+
+class _Launcher:
+    """The call site's `$name.run(...)`: the same arguments, in the same order."""
+
+    def __init__(self):
+        self.grid = {}
+
+    def run(self, $x, $m, $s, xnumel, r0_numel, *, stream=None):
+        dev = $x.device
+        grid = self.grid.get(dev)
+        if grid is None:
+            grid = triton.cdiv(ROWS, XBLOCK)
+            if int(OCCUPANCY) > 0 and dev.type == "cuda":
+                sms = torch.cuda.get_device_properties(dev).multi_processor_count
+                grid = max(1, min(grid, sms * int(OCCUPANCY)))
+            self.grid[dev] = grid
+        self.launch($x, $m, $s, grid)
+
+    @staticmethod
+    def launch(x, m, s, grid):
+        chunk = triton.cdiv(COLS, BLOCK) * BLOCK
+        _kgate_softmax_stats[(grid,)](x, m, s, ROWS, COLS, XBLOCK=XBLOCK, BLOCK=BLOCK,
+                                      CHUNK=chunk, PRECISE=PRECISE, num_warps=NUM_WARPS)
+
+
+$name = _Launcher()
+''')
+
+
+def _instantiate_softmax_stats(entry: dict, m: Match, device: dict) -> tuple[str, str]:
+    p = m.params
+    block = max(128, min(16384, _next_pow2(p["cols"])))
+    warps = max(2, min(16, block // 512))
+    xblock = max(1, min(8, 8192 // block))  # about 8192 elements per program
+    cap = max(1024, _next_pow2(p["cols"]))
+    blocks = sorted({b for b in (512, 1024, 2048, 4096, 8192, 16384) if b <= cap} | {block})
+    tune = (f"# kgate:tune XBLOCK=[1,2,4,8] BLOCK=[{','.join(map(str, blocks))}] "
+            f"NUM_WARPS=[{','.join(map(str, sorted({2, 4, 8, 16} | {warps})))}] "
+            "OCCUPANCY=[0,1,2,4,8]\n# kgate:tune-local")
+    body = _SOFTMAX_STATS.substitute(
+        online_helpers=_ONLINE_SOFTMAX_JIT, xblock=xblock, block=block, warps=warps,
+        template_key=TEMPLATE_KEY, rows=p["rows"], cols=p["cols"], x=p["x"], m=p["m"],
+        s=p["s"], name=entry["name"])
+    return tune, body
+
+
 # ==== the registry ==========================================================================
 
 @dataclass
@@ -673,7 +802,8 @@ class _Template:
 
 
 TEMPLATES = [_Template("row-softmax", _match_row_softmax, _instantiate_row_softmax),
-             _Template("row-norm", _match_row_norm, _instantiate_row_norm)]
+             _Template("row-norm", _match_row_norm, _instantiate_row_norm),
+             _Template("softmax-stats", _match_softmax_stats, _instantiate_softmax_stats)]
 
 
 def offers(entry: dict, device: dict, header: Callable[[dict, str], str],
