@@ -5,7 +5,8 @@
 #   KGATE_PREBUILT=DIR scripts/gpu-check.sh       use a build made elsewhere: a build tree,
 #                                                 or scripts/gpu-bundle.sh's bin/ + lib/
 #                                                 (DIR/lib goes on LD_LIBRARY_PATH); each gpu
-#                                                 test runs in its own process, as in ctest
+#                                                 test runs in its own process, as in ctest;
+#                                                 KGATE_GPU_FILTER=ERE runs the matching ones
 # Logs go to $OUT (default out/gpu-check). Exit status: 0 when every test passed.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,7 +49,8 @@ if [ -n "${KGATE_PREBUILT:-}" ]; then
   KGATE_NATIVE_BIN=$(find_one kgate-native) || exit 3
   say "prebuilt: $BUILD (tests $BIN, plugin $KGATE_CUDA_PLUGIN)"
   # One process per test (a device fault poisons its process, as in ctest).
-  tests=$("$BIN" --gtest_list_tests | awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}')
+  tests=$("$BIN" --gtest_list_tests | awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}' |
+          grep -E -- "${KGATE_GPU_FILTER:-.}")  # KGATE_GPU_FILTER: an ERE over Suite.Test
   if [ -z "$tests" ]; then
     say "no tests listed by $BIN"; "$BIN" --gtest_list_tests; exit 3
   fi

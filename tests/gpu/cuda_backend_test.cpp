@@ -198,6 +198,31 @@ TEST_F(CudaTest, UncapturableCandidateFallsBackToEvents) {
   EXPECT_FALSE(r.samples_us["candidate"].empty());
 }
 
+TEST_F(CudaTest, ASlotFailingWhileTimedIsNamedInTheAnswer) {
+  // kgate_run returns 7 on every call: the answer names the slot and its code (the
+  // performance gate fails that slot), the timer does not throw.
+  auto bad = compile(fixture("bad_launch"));
+  auto ok = compile(starter("softmax"));
+  ASSERT_NE(bad, nullptr);
+  ASSERT_NE(ok, nullptr);
+  DeviceBuffer y(b_, 4);
+  SoftmaxData a(b_, 256, 256, 2, 1);
+  std::vector<native::TimedCall> calls(2);
+  calls[0] = {"baseline", ok.get(), a.ins, a.outs};
+  calls[1] = {"candidate", bad.get(), {{}}, {{describe(y.get(), KGATE_F32, {1})}}};
+  protocol::TimeResult r = b_->time(calls, quick_params(), nullptr);
+  EXPECT_EQ(r.return_code, 7);
+  EXPECT_EQ(r.failed_slot, "candidate");
+  EXPECT_EQ(r.stop_reason, "error");
+  EXPECT_NE(r.timer_note.find("candidate: kgate_run returned 7 while timed"), std::string::npos)
+      << r.timer_note;
+  // The context is still usable: the baseline alone times cleanly.
+  calls.pop_back();
+  protocol::TimeResult again = b_->time(calls, quick_params(), nullptr);
+  EXPECT_EQ(again.return_code, 0);
+  EXPECT_FALSE(again.samples_us["baseline"].empty());
+}
+
 TEST_F(CudaTest, SideStreamWorkIsFlagged) {
   auto m = compile(fixture("side_stream"));
   ASSERT_NE(m, nullptr);

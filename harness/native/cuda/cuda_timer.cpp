@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "native/cuda/cuda_check.h"
 #include "native/cuda/nvml_clock.h"
 #include "stats/descriptive.h"
@@ -16,6 +17,18 @@
 namespace kgate::native::cuda {
 
 namespace {
+
+// A slot's kgate_run returned non-zero while timed: the answer says which (return_code,
+// failed_slot), as the host timer's does, and the performance gate fails that slot.
+struct SlotFailed : std::runtime_error {
+  SlotFailed(std::string s, int code)
+      : std::runtime_error("slot '" + s + "': kgate_run returned " + std::to_string(code) +
+                           " while being timed"),
+        slot(std::move(s)),
+        rc(code) {}
+  std::string slot;
+  int rc;
+};
 using Clock = std::chrono::steady_clock;
 
 double us_since(Clock::time_point t0) {
@@ -144,8 +157,7 @@ class Sampler {
       int rc = call_once(s, set, stream);
       if (rc != 0) {
         sync_context();
-        throw std::runtime_error("slot '" + s.call->slot + "': kgate_run returned " +
-                                 std::to_string(rc) + " while being timed");
+        throw SlotFailed(s.call->slot, rc);
       }
     }
     KGATE_CU_CHECK(cuEventRecord(events_.end(), stream));
@@ -243,88 +255,98 @@ protocol::TimeResult CudaTimer::time(std::vector<TimedCall>& calls,
   sampler.prepare_flush();
   sampler.measure_sync_baseline();
 
-  // Warm-up by time (module load, lazy initialisation, clocks ramping up), ABAB.
-  {
-    auto t0 = Clock::now();
-    std::size_t round = 0;
-    do {
-      for (Slot& s : slots) sampler.sample(s, round, false, 1);
-      ++round;
-    } while (us_since(t0) < params.warmup_s * 1e6 && round < 100000);
-  }
-
-  // Probe: is this a µs-scale call?
-  double probe_min_us = std::numeric_limits<double>::infinity();
-  for (Slot& s : slots) {
-    std::vector<double> t;
-    for (std::size_t k = 0; k < 5; ++k) t.push_back(sampler.sample(s, k, false, 1));
-    probe_min_us = std::min(probe_min_us, stats::median(t));
-  }
   bool use_graph = false;
   int batch = 1;
-  if (params.cuda_graph && probe_min_us < kGraphBelowUs) {
-    batch = static_cast<int>(std::ceil(kGraphBatchTargetUs / std::max(probe_min_us, 0.5)));
-    batch = std::clamp(batch, 2, 1000);
-    std::string why;
-    for (Slot& s : slots) {
-      why = capture(s, batch, dev_.stream);
-      if (!why.empty()) {
-        why = "slot '" + s.call->slot + "': " + why;
-        break;
-      }
-    }
-    if (why.empty()) {
-      use_graph = true;
-      // One replay each uploads the graphs before the first sample.
-      for (Slot& s : slots) {
-        KGATE_CU_CHECK(cuGraphLaunch(s.exec, dev_.stream));
-        KGATE_CU_CHECK(cuStreamSynchronize(dev_.stream));
-      }
-    } else {
-      for (Slot& s : slots) s.drop_graph();
-      sync_context();
-      // A failed capture can leave an error in the candidate's runtime state that its next
-      // cudaGetLastError() returns; one untimed call per slot absorbs it.
-      for (Slot& s : slots) (void)call_once(s, 0, dev_.stream);
-      sync_context();
-      batch = 1;
-      result.timer_note = "CUDA graph capture not usable (" + why + "); timed with events";
-    }
-  }
-
-  // Sampling: round r visits the slots in rotated order (AB, BA, ...) on input set r.
   int reference_mhz = dev_.clock != nullptr ? dev_.clock->reference_sm_clock_mhz() : 0;
-  auto t_sampling = Clock::now();
-  for (std::size_t round = 0;; ++round) {
-    const auto t_round = Clock::now();
-    for (std::size_t k = 0; k < slots.size(); ++k) {
-      Slot& s = slots[(round + k) % slots.size()];
-      double us = sampler.sample(s, round % n_sets, use_graph, batch);
-      ++s.taken;
-      s.samples_us.push_back(us);
-      s.clocks_mhz.push_back(dev_.clock != nullptr ? dev_.clock->sm_clock_mhz() : 0);
+  try {
+    // Warm-up by time (module load, lazy initialisation, clocks ramping up), ABAB.
+    {
+      auto t0 = Clock::now();
+      std::size_t round = 0;
+      do {
+        for (Slot& s : slots) sampler.sample(s, round, false, 1);
+        ++round;
+      } while (us_since(t0) < params.warmup_s * 1e6 && round < 100000);
     }
-    // Between rounds, never inside a timed window (sample() has synchronized the stream;
-    // with graphs the outputs are the batch's last call's).
-    if (audit != nullptr && !audit->after_round(round % n_sets, us_since(t_round))) break;
-    double elapsed_s = us_since(t_sampling) * 1e-6;
-    bool capped = elapsed_s >= params.max_time_s;
-    bool enough = elapsed_s >= params.min_time_s;
-    for (const Slot& s : slots) {
-      if (s.taken >= params.max_samples) capped = true;
-      if (static_cast<int64_t>(s.samples_us.size()) < params.min_samples) enough = false;
-    }
-    if (capped) break;
-    // The stopping rule sorts every slot's samples; checking every 4th round is plenty.
-    if (enough && round % 4 == 3) {
-      bool quiet = true;
-      for (const Slot& s : slots)
-        if (stats::median_rse(s.samples_us) > params.target_rse) quiet = false;
-      if (quiet) break;
-    }
-  }
 
-  if (audit != nullptr) audit->finish(n_sets);
+    // Probe: is this a µs-scale call?
+    double probe_min_us = std::numeric_limits<double>::infinity();
+    for (Slot& s : slots) {
+      std::vector<double> t;
+      for (std::size_t k = 0; k < 5; ++k) t.push_back(sampler.sample(s, k, false, 1));
+      probe_min_us = std::min(probe_min_us, stats::median(t));
+    }
+    if (params.cuda_graph && probe_min_us < kGraphBelowUs) {
+      batch = static_cast<int>(std::ceil(kGraphBatchTargetUs / std::max(probe_min_us, 0.5)));
+      batch = std::clamp(batch, 2, 1000);
+      std::string why;
+      for (Slot& s : slots) {
+        why = capture(s, batch, dev_.stream);
+        if (!why.empty()) {
+          why = "slot '" + s.call->slot + "': " + why;
+          break;
+        }
+      }
+      if (why.empty()) {
+        use_graph = true;
+        // One replay each uploads the graphs before the first sample.
+        for (Slot& s : slots) {
+          KGATE_CU_CHECK(cuGraphLaunch(s.exec, dev_.stream));
+          KGATE_CU_CHECK(cuStreamSynchronize(dev_.stream));
+        }
+      } else {
+        for (Slot& s : slots) s.drop_graph();
+        sync_context();
+        // A failed capture can leave an error in the candidate's runtime state that its next
+        // cudaGetLastError() returns; one untimed call per slot absorbs it.
+        for (Slot& s : slots) (void)call_once(s, 0, dev_.stream);
+        sync_context();
+        batch = 1;
+        result.timer_note = "CUDA graph capture not usable (" + why + "); timed with events";
+      }
+    }
+
+    // Sampling: round r visits the slots in rotated order (AB, BA, ...) on input set r.
+    auto t_sampling = Clock::now();
+    for (std::size_t round = 0;; ++round) {
+      const auto t_round = Clock::now();
+      for (std::size_t k = 0; k < slots.size(); ++k) {
+        Slot& s = slots[(round + k) % slots.size()];
+        double us = sampler.sample(s, round % n_sets, use_graph, batch);
+        ++s.taken;
+        s.samples_us.push_back(us);
+        s.clocks_mhz.push_back(dev_.clock != nullptr ? dev_.clock->sm_clock_mhz() : 0);
+      }
+      // Between rounds, never inside a timed window (sample() has synchronized the stream;
+      // with graphs the outputs are the batch's last call's).
+      if (audit != nullptr && !audit->after_round(round % n_sets, us_since(t_round))) break;
+      double elapsed_s = us_since(t_sampling) * 1e-6;
+      bool capped = elapsed_s >= params.max_time_s;
+      bool enough = elapsed_s >= params.min_time_s;
+      for (const Slot& s : slots) {
+        if (s.taken >= params.max_samples) capped = true;
+        if (static_cast<int64_t>(s.samples_us.size()) < params.min_samples) enough = false;
+      }
+      if (capped) break;
+      // The stopping rule sorts every slot's samples; checking every 4th round is plenty.
+      if (enough && round % 4 == 3) {
+        bool quiet = true;
+        for (const Slot& s : slots)
+          if (stats::median_rse(s.samples_us) > params.target_rse) quiet = false;
+        if (quiet) break;
+      }
+    }
+
+    if (audit != nullptr) audit->finish(n_sets);
+  } catch (const SlotFailed& f) {
+    // What was sampled before stays in the answer; no verdict is drawn from it.
+    result.return_code = f.rc;
+    result.failed_slot = f.slot;
+    result.stop_reason = "error";
+    result.timer_note = f.slot + ": kgate_run returned " + std::to_string(f.rc) + " while timed";
+    log::warn("time: " + result.timer_note);
+    for (Slot& s : slots) s.drop_graph();
+  }
 
   // Throttled samples out, judged against the default clock (or the run's own steady
   // clock when the kernel holds the clock down: stats/throttle.h).
