@@ -101,38 +101,31 @@ ExitCode cmd_validate(const ValidateOptions& o) {
   std::vector<std::string> paths = o.paths.empty() ? default_paths() : o.paths;
   config::Diagnostics diags;
   config::Catalog cat = config::load_catalog(paths, diags);
+  // What only a plan can tell (a host suite times a problem without host_bench at bench,
+  // bounded by this machine's memory): every suite planned here, its errors counted with
+  // the files' own. A suite over a level this machine cannot use (its checkout is not
+  // here) is valid; it is only not plannable here.
+  std::vector<config::Plan> plans;
+  if (!diags.has_errors())
+    for (const auto& s : cat.suites)
+      if (config::unavailable_reason(cat, s).empty()) plans.push_back(config::plan_suite(cat, s, diags));
   for (const auto& d : diags.items()) std::fprintf(stderr, "%s\n", d.str().c_str());
+  std::fflush(stderr);
   std::printf("validated %zu files: %d error%s", cat.files.size(), diags.error_count(),
               diags.error_count() == 1 ? "" : "s");
   if (diags.warning_count() > 0)
     std::printf(", %d warning%s", diags.warning_count(), diags.warning_count() == 1 ? "" : "s");
   std::printf("\n");
   if (diags.has_errors()) return ExitCode::kUsage;
-  // What only a plan can tell (a host suite times a problem without host_bench at bench,
-  // bounded by this machine's memory): every suite planned, its errors this command's.
-  if (!o.plan) {
-    bool planned_ok = true;
-    for (const auto& s : cat.suites) {
-      if (!config::unavailable_reason(cat, s).empty()) continue;
-      try {
-        (void)config::plan_suite(cat, s);
-      } catch (const UsageError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
-        planned_ok = false;
-      }
-    }
-    if (!planned_ok) return ExitCode::kUsage;
-  }
   if (o.plan) {
+    std::size_t next = 0;
     for (const auto& s : cat.suites) {
       std::printf("\n");
-      // A suite over a level this machine cannot use (its checkout is not here) is valid;
-      // it is only not plannable here.
       if (std::string why = config::unavailable_reason(cat, s); !why.empty()) {
         std::printf("suite %s: not planned here: %s\n", s.id.c_str(), why.c_str());
         continue;
       }
-      print_plan(config::plan_suite(cat, s));
+      print_plan(plans.at(next++));
     }
   }
   return ExitCode::kPass;

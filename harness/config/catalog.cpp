@@ -455,6 +455,12 @@ std::string unavailable_reason(const Catalog& cat, const Suite& suite) {
 
 Plan plan_suite(const Catalog& cat, const Suite& suite) {
   Diagnostics d;
+  Plan plan = plan_suite(cat, suite, d);
+  d.throw_if_errors();
+  return plan;
+}
+
+Plan plan_suite(const Catalog& cat, const Suite& suite, Diagnostics& d) {
   if (std::string why = unavailable_reason(cat, suite); !why.empty())
     d.error(suite.loc, "suite '" + suite.id + "' cannot be used here: " + why);
   std::vector<LevelProblem> problems;
@@ -549,7 +555,6 @@ Plan plan_suite(const Catalog& cat, const Suite& suite) {
       plan.items.push_back(std::move(item));
     }
   }
-  d.throw_if_errors();
   return plan;
 }
 

@@ -87,6 +87,9 @@ struct Plan {
 // Resolves a suite against the catalog. Throws UsageError if the suite names a level,
 // problem or GPU the catalog does not have (load_catalog reports those first).
 Plan plan_suite(const Catalog& cat, const Suite& suite);
+// The same, its errors added to `diags` instead of thrown (`kgate validate` counts them
+// with the files' own); the plan is incomplete when it added errors.
+Plan plan_suite(const Catalog& cat, const Suite& suite, Diagnostics& diags);
 
 // Why the suite cannot be planned on this machine ("" = it can): every level it names that
 // is unavailable here (LevelConfig::unavailable), "level 'ID' REASON (FILE:LINE)" each,

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <chrono>
@@ -17,6 +16,7 @@
 #include "core/file_io.h"
 #include "core/paths.h"
 #include "core/subprocess.h"
+#include "native/compile_cache.h"
 #include "native/source_key.h"
 
 namespace kgate::native {
@@ -55,19 +55,7 @@ std::string write_file(const std::string& path, const std::string& bytes) {
   return "";
 }
 
-// Unique per process and call, so two runners sharing a cache never write the same file.
-std::string temp_suffix() {
-  static std::atomic<unsigned> counter{0};
-  return ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-}
-
 }  // namespace
-
-std::string default_cache_dir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kgate";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kgate";
-  return "/tmp/kgate-cache";
-}
 
 std::string trim_log(const std::string& log, std::size_t max_bytes) {
   if (log.size() <= max_bytes) return log;
@@ -155,25 +143,19 @@ HostCompileOutput HostCompiler::compile(const HostCompileRequest& req) {
   key += '\0' + local_includes(req.source_dir, req.text);
   std::string hash = core::git_blob_id(key);
 
-  fs::path dir = fs::path(req.cache_dir.empty() ? default_cache_dir() : req.cache_dir) / "host";
+  const CompileCache cache(req.cache_dir, "host");  // InfraError when it cannot be made
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    out.log = "cannot create cache directory " + dir.string() + ": " + ec.message();
-    return finish();
-  }
-  fs::path so = dir / (hash + ".so");
+  fs::path so = cache.entry(hash, ".so");
   out.so_path = so.string();
   if (fs::exists(so)) {
     out.ok = true;
     out.cache_hit = true;
-    out.log = core::read_file((dir / (hash + ".log")).string()).bytes;
+    out.log = core::read_file(cache.entry(hash, ".log").string()).bytes;
     return finish();
   }
 
-  std::string sfx = temp_suffix();
-  fs::path src_tmp = dir / (hash + ".cpp" + sfx);
-  fs::path so_tmp = dir / (hash + ".so" + sfx);
+  fs::path src_tmp = cache.temp(hash, ".cpp");
+  fs::path so_tmp = cache.temp(hash, ".so");
   if (const std::string why = write_file(src_tmp.string(), req.text); !why.empty()) {
     out.log = "cannot write " + src_tmp.string() + ": " + why;
     fs::remove(src_tmp, ec);
@@ -201,13 +183,12 @@ HostCompileOutput HostCompiler::compile(const HostCompileRequest& req) {
     return finish();
   }
   // Log and source first, the object last: a present .so means a complete entry.
-  (void)write_file((dir / (hash + ".log" + sfx)).string(), log);
-  fs::rename(dir / (hash + ".log" + sfx), dir / (hash + ".log"), ec);
-  fs::rename(src_tmp, dir / (hash + ".cpp"), ec);
-  fs::rename(so_tmp, so, ec);
-  if (ec) {
-    out.log = log + "[kgate] cannot move the object into the cache: " + ec.message() + "\n";
-    fs::remove(so_tmp, ec);
+  const fs::path log_tmp = cache.temp(hash, ".log");
+  if (write_file(log_tmp.string(), log).empty()) (void)CompileCache::publish(log_tmp, cache.entry(hash, ".log"));
+  else fs::remove(log_tmp, ec);
+  (void)CompileCache::publish(src_tmp, cache.entry(hash, ".cpp"));
+  if (const std::string why = CompileCache::publish(so_tmp, so); !why.empty()) {
+    out.log = log + "[kgate] cannot move the object into the cache: " + why + "\n";
     out.so_path.clear();
     return finish();
   }

@@ -42,8 +42,6 @@ class HostCompiler {
   std::string version_;
 };
 
-// Default cache root: $XDG_CACHE_HOME/kgate, else $HOME/.cache/kgate, else /tmp/kgate-cache.
-std::string default_cache_dir();
 
 // Keeps the head and tail of a long compiler log (the first error and the summary matter).
 std::string trim_log(const std::string& log, std::size_t max_bytes = 32 * 1024);

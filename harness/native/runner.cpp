@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/number_format.h"
 #include "kgate/build_info.h"
+#include "native/compile_cache.h"
 #include "native/device_buffer.h"
 #include "native/timing_audit.h"
 

@@ -168,7 +168,8 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
   std::optional<double> cost;
   if (r.passed && r.latency_us > 0) cost = r.latency_us;
   p.agent->observe(r.point, r.verdict == ExperimentVerdict::kKeep, cost);
-  std::string line = p.item->problem_id + " #" + std::to_string(n) + " " + to_string(r.verdict);
+  // Progress prefixes the problem and k/N: "softmax 3/8 #3 keep 117.5us 1.150x ..."
+  std::string line = "#" + std::to_string(n) + " " + to_string(r.verdict);
   if (r.latency_us > 0) line += " " + fmt(r.latency_us, "%.2f") + "us";
   if (r.speedup_vs_starter > 0) line += " " + fmt(r.speedup_vs_starter, "%.3f") + "x";
   if (!r.failed_gate.empty()) line += " [" + r.failed_gate + "]";

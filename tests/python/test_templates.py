@@ -68,6 +68,17 @@ def test_near_misses_do_not_match(change, why):
     assert templates.offers(e, DEV, inductor.kernel_header) == [], why
 
 
+def assert_every_tunable_has_its_default(text: str) -> None:
+    """Each name of the file's `# kgate:tune` line has one `NAME = v` line, v among the
+    declared values."""
+    tune = [ln for ln in text.splitlines() if ln.startswith("# kgate:tune ")][0]
+    for part in tune[len("# kgate:tune "):].split():
+        name, vals = part.split("=")
+        default = [ln for ln in text.splitlines() if ln.startswith(name + " = ")]
+        assert len(default) == 1, name
+        assert default[0].split(" = ")[1] in vals.strip("[]").split(","), (name, default)
+
+
 def test_the_template_file_is_a_kernel_file():
     e, _ = softmax_entry()
     text = templates.offers(e, DEV, inductor.kernel_header)[0]["text"]
@@ -79,13 +90,7 @@ def test_the_template_file_is_a_kernel_file():
     assert "# kgate:tune SPLIT=[0,1,8,16,32]" in head and "# kgate:tune-local" in head
     assert f"#   {e['name']}.run(in_ptr0, out_ptr2, xnumel, r0_numel, stream=...)" in head
     assert "#   in_ptr0    in       f32[4096, 393216]  stride [393216, 1]" in head
-    # every tunable has its default line, among the declared values
-    tune = [ln for ln in text.splitlines() if ln.startswith("# kgate:tune ")][0]
-    for part in tune[len("# kgate:tune "):].split():
-        name, vals = part.split("=")
-        default = [ln for ln in text.splitlines() if ln.startswith(name + " = ")]
-        assert len(default) == 1, name
-        assert default[0].split(" = ")[1] in vals.strip("[]").split(","), (name, default)
+    assert_every_tunable_has_its_default(text)
     # rows too long for one program are split, rows that fit are not
     assert "SPLIT = 0\n" in text and "PIPE = 1\n" in text
     short = templates.offers(softmax_entry(rows=8192, cols=8192, dt="f16")[0], DEV,
@@ -340,12 +345,7 @@ def test_the_row_norm_file_is_a_kernel_file_that_loads(tmp_path):
     assert inductor.template_name(tree) == "row-norm"
     assert lint.lint(tree, None) == []
     assert "# kgate:tune BLOCK=[1024,2048,4096,8192,16384] NUM_WARPS=[4,8,16,32]" in text
-    tune = [ln for ln in text.splitlines() if ln.startswith("# kgate:tune ")][0]
-    for part in tune[len("# kgate:tune "):].split():
-        name, vals = part.split("=")
-        default = [ln for ln in text.splitlines() if ln.startswith(name + " = ")]
-        assert len(default) == 1, name
-        assert default[0].split(" = ")[1] in vals.strip("[]").split(","), (name, default)
+    assert_every_tunable_has_its_default(text)
     ov = inductor.Override(e["name"], str(tmp_path / "k.py"), text, tree)
     inductor._load_template(ov, src, _FakeCodeCache(tmp_path))
     assert callable(ov.autotuner.run)
@@ -420,6 +420,7 @@ def test_the_cross_entropys_statistics_kernel_matches(tmp_path):
     assert ("def run(self, in_ptr0, out_ptr0, out_ptr1, xnumel, r0_numel, *, stream=None)"
             in text)
     assert "XBLOCK = 2\nBLOCK = 4096\nNUM_WARPS = 8\n" in text
+    assert_every_tunable_has_its_default(text)
     ov = inductor.Override(e["name"], str(tmp_path / "k.py"), text, tree)
     inductor._load_template(ov, src, _FakeCodeCache(tmp_path))  # the call site's signature
     assert callable(ov.autotuner.run)

@@ -1,7 +1,11 @@
 // The real kgate binary: exit codes of the command line and of `kgate validate`.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -117,6 +121,37 @@ TEST(Cli, ValidateBadFixturesExitsTwoWithEveryError) {
   for (size_t at = r.out.find(": error: "); at != std::string::npos; at = r.out.find(": error: ", at + 1))
     ++errors;
   EXPECT_GE(errors, 40u) << r.out;
+}
+
+// A planning error (a host suite times a problem without host_bench at bench, past this
+// machine's memory) is one of the errors the summary counts, printed before it.
+TEST(Cli, ValidateCountsPlanningErrorsInItsSummary) {
+  const std::filesystem::path d = std::filesystem::temp_directory_path() /
+                                  ("kgate-cli-plan-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::copy(fixture("good"), d, std::filesystem::copy_options::recursive);
+  const std::string rms = (d / "native" / "rms.yaml").string();
+  std::string text;
+  {
+    std::ifstream in(rms);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  text.replace(text.find("bench: {R: 64, C: 256}"), 22, "bench: {R: 4096, C: 4096}");
+  std::ofstream(rms, std::ios::trunc) << text;
+  ::setenv("KGATE_SANDBOX_MEMORY_MB", "300", 1);
+  Result r = kgate("validate '" + d.string() + "'");
+  ::unsetenv("KGATE_SANDBOX_MEMORY_MB");
+  std::filesystem::remove_all(d);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  const std::size_t diag = r.out.find(rms + ":5:");
+  const std::size_t summary = r.out.find("validated 10 files: ");
+  ASSERT_NE(diag, std::string::npos) << r.out;
+  ASSERT_NE(summary, std::string::npos) << r.out;
+  EXPECT_LT(diag, summary) << r.out;
+  EXPECT_FALSE(contains(r.out, "0 errors")) << r.out;
+  EXPECT_TRUE(contains(r.out, "this problem has no host_bench")) << r.out;
 }
 
 TEST(Cli, ValidateMissingPathExitsTwo) {

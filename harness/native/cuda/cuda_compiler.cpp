@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/paths.h"
+#include "native/compile_cache.h"
 #include "native/cuda/subprocess.h"
 #include "native/source_key.h"
 
@@ -55,14 +56,6 @@ std::string check_define_name(const std::string& name) {
     if (!ok) return "macro name '" + name + "' is not a C identifier";
   }
   return "";
-}
-
-std::string default_cache_dir() {
-  std::string xdg = env_or("XDG_CACHE_HOME", "");
-  if (!xdg.empty()) return xdg + "/kgate";
-  std::string home = env_or("HOME", "");
-  if (!home.empty()) return home + "/.cache/kgate";
-  return "/tmp/kgate-cache";
 }
 
 CompilerSettings CompilerSettings::from_environment(int cc_major, int cc_minor) {
@@ -147,11 +140,9 @@ protocol::CompileResult CudaCompiler::compile(const std::string& source_path,
   key += "\n---\n" + local_includes(fs::path(source_path).parent_path().string(), source);
   std::string hash = core::git_blob_id(key);
 
-  fs::path dir = fs::path(cache_dir.empty() ? default_cache_dir() : cache_dir) / "cuda";
+  const CompileCache cache(cache_dir, "cuda");  // InfraError when it cannot be made
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw InfraError("cannot create cache directory " + dir.string() + ": " + ec.message());
-  fs::path so = dir / (hash + ".so");
+  fs::path so = cache.entry(hash, ".so");
 
   if (fs::exists(so)) {
     std::string why = load_module(so.string(), module);
@@ -165,7 +156,7 @@ protocol::CompileResult CudaCompiler::compile(const std::string& source_path,
     fs::remove(so, ec);
   }
 
-  fs::path tmp = dir / (hash + ".tmp." + std::to_string(getpid()) + ".so");
+  fs::path tmp = cache.temp(hash, ".so");
   args = arguments(source_path, defines);
   args.push_back("-o");
   args.push_back(tmp.string());
@@ -178,11 +169,8 @@ protocol::CompileResult CudaCompiler::compile(const std::string& source_path,
     return result;
   }
   // Atomic publish: concurrent runners building the same key both rename a whole file.
-  fs::rename(tmp, so, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw InfraError("cannot publish " + so.string() + ": " + ec.message());
-  }
+  if (std::string why = CompileCache::publish(tmp, so); !why.empty())
+    throw InfraError("cannot publish " + so.string() + ": " + why);
   std::string why = load_module(so.string(), module);
   if (!why.empty()) {
     result.log += (result.log.empty() ? "" : "\n") + why;

@@ -60,7 +60,5 @@ class CudaCompiler {
 
 // "" when the macro name is a C identifier, else why not.
 std::string check_define_name(const std::string& name);
-// $XDG_CACHE_HOME/kgate, else $HOME/.cache/kgate, else /tmp/kgate-cache.
-std::string default_cache_dir();
 
 }  // namespace kgate::native::cuda
