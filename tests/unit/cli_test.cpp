@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "config_fixture_copy.h"
+
 namespace {
 
 std::string kgate_bin() {
@@ -126,20 +128,9 @@ TEST(Cli, ValidateBadFixturesExitsTwoWithEveryError) {
 // A planning error (a host suite times a problem without host_bench at bench, past this
 // machine's memory) is one of the errors the summary counts, printed before it.
 TEST(Cli, ValidateCountsPlanningErrorsInItsSummary) {
-  const std::filesystem::path d = std::filesystem::temp_directory_path() /
-                                  ("kgate-cli-plan-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(d);
-  std::filesystem::copy(fixture("good"), d, std::filesystem::copy_options::recursive);
+  const std::filesystem::path d = kgate::config::testing::copy_with_edit(
+      fixture("good"), "cli-plan", "native/rms.yaml", "bench: {R: 64, C: 256}", "bench: {R: 4096, C: 4096}");
   const std::string rms = (d / "native" / "rms.yaml").string();
-  std::string text;
-  {
-    std::ifstream in(rms);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
-  text.replace(text.find("bench: {R: 64, C: 256}"), 22, "bench: {R: 4096, C: 4096}");
-  std::ofstream(rms, std::ios::trunc) << text;
   ::setenv("KGATE_SANDBOX_MEMORY_MB", "300", 1);
   Result r = kgate("validate '" + d.string() + "'");
   ::unsetenv("KGATE_SANDBOX_MEMORY_MB");

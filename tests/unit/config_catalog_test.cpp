@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "config_fake_ops.h"
+#include "config_fixture_copy.h"
 #include "core/error.h"
 
 namespace kgate::config {
@@ -270,19 +271,9 @@ TEST(ConfigCatalog, StrictPlanOfASuiteFile) {
 // A host-backend problem without host_bench is timed at bench: bounded at plan time like a
 // host_bench (rms at 4096x4096 f32: 64 MiB in, 2 x 64 MiB out, 128 MiB of truth, a 16 KiB weight).
 TEST(ConfigCatalog, AHostPlanBoundsTheBenchShapeOfAProblemWithoutHostBench) {
-  const std::filesystem::path d = std::filesystem::temp_directory_path() /
-                                  ("kgate-catalog-bench-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(d);
-  std::filesystem::copy(fixture("good"), d, std::filesystem::copy_options::recursive);
+  const std::filesystem::path d = testing::copy_with_edit(
+      fixture("good"), "catalog-bench", "native/rms.yaml", "bench: {R: 64, C: 256}", "bench: {R: 4096, C: 4096}");
   const std::string rms = (d / "native" / "rms.yaml").string();
-  {
-    std::ifstream in(rms);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::string text = ss.str();
-    text.replace(text.find("bench: {R: 64, C: 256}"), 22, "bench: {R: 4096, C: 4096}");
-    std::ofstream(rms, std::ios::trunc) << text;
-  }
   const std::string suite = (d / "suites" / "minimal.yaml").string();
   ::setenv("KGATE_SANDBOX_MEMORY_MB", "300", 1);
   try {
