@@ -127,6 +127,30 @@ TEST(SearchTuner, LocalSpacesDescendFromTheDefault) {
   EXPECT_EQ(best.at("ROWS"), "4");
 }
 
+// In a local space the axes are walked in the order the file declares them, nearest
+// values first, larger before smaller: what a kernel's move-on rule leaves time for.
+TEST(SearchTuner, LocalSpacesWalkTheirAxesInDeclaredOrder) {
+  std::string src =
+      "# kgate:tune BLOCK=[64,128,256] ROWS=[1,2,4] PAD=[0,1]\n"
+      "# kgate:tune-local\nBLOCK = 128\nROWS = 2\nPAD = 0\n";
+  for (uint64_t seed : {1u, 5u, 99u}) {
+    Tuner t(parse_tune_space(src, "k.py"), seed);
+    Point def = t.space().default_point();
+    t.observe(def, true, 100.0);
+    std::vector<std::string> got;
+    for (int i = 0; i < 5; ++i) {
+      auto p = t.propose();
+      ASSERT_TRUE(p.has_value());
+      got.push_back(format_point(*p));
+      t.observe(*p, false, 200.0);  // every step reverted
+    }
+    EXPECT_EQ(got, (std::vector<std::string>{"BLOCK=256 PAD=0 ROWS=2", "BLOCK=64 PAD=0 ROWS=2",
+                                             "BLOCK=128 PAD=0 ROWS=4", "BLOCK=128 PAD=0 ROWS=1",
+                                             "BLOCK=128 PAD=1 ROWS=2"}))
+        << "seed " << seed;
+  }
+}
+
 }  // namespace
 }  // namespace kgate::search
 
