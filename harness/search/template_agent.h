@@ -2,8 +2,11 @@
 // The offline agent of dispatch-aware mode: first kgate's own Triton templates that
 // matched the kernel (instantiated by the worker's inventory behind the kernel's call-site
 // contract, one whole-file experiment each), then the tuner over the kernel file that
-// won: a kept template's declared space, else Inductor's launch config. With no templates
-// (another mode, or nothing matched) it is the tuner.
+// won: a kept template's declared space. A template that lost at its first point but came
+// close (within kCloseLoser of the kernel's latency) has its own space tuned before it is
+// dropped: a template's first point is a guess from the sizes, its tuned best can be well
+// ahead of it. Last, or when no template came close, Inductor's launch config. With no
+// templates (another mode, or nothing matched) it is the tuner.
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +28,20 @@ struct TemplateOffer {
 // kernel file can match it (apply_point leaves the file alone, no -D reaches the worker).
 inline constexpr const char* kTemplatePointKey = "@template";
 
+// A template whose first point measured at most this many times the kernel's latency is
+// tuned before it is dropped.
+inline constexpr double kCloseLoser = 1.25;
+// A tuned point of such a template advances its tuning when it is at least 1 % faster than
+// the template's best so far: the tuner's walk moves there, and the kernel's move-on rule
+// counts its reverts from there (docs/search.md, "template").
+inline bool advances_template(double cost_us, double best_us) { return cost_us < best_us * 0.99; }
+
+// Whether `point` is a tuned point of a template that lost at its first point (the
+// template's name under kTemplatePointKey, and its own tunables).
+inline bool is_tuned_template_point(const Point& point) {
+  return point.size() > 1 && point.count(kTemplatePointKey) > 0;
+}
+
 class TemplateAgent : public Agent {
  public:
   TemplateAgent(std::vector<TemplateOffer> offers, std::string starter_source, std::string starter_name,
@@ -38,6 +55,12 @@ class TemplateAgent : public Agent {
   // The tuner over the winning file, built when the template phase is over (live and on
   // replay alike, so a resumed run draws the same points); null when it declares no space.
   TunerAgent* tuner();
+  // The tuner over the close loser's own space (null: none came close, or it declares no
+  // space); its points are written into the loser's file, whole, every time.
+  TunerAgent* loser_tuner();
+  // Whether the search is tuning the close loser now (the phase after the templates' own
+  // first points, before the winning file's tuner).
+  bool tuning_loser();
   void record(const Point& point, bool kept, std::optional<double> cost_us, bool replaying);
 
   std::vector<TemplateOffer> offers_;
@@ -47,6 +70,13 @@ class TemplateAgent : public Agent {
   int kept_ = -1;                     // index of the kept template, -1: none
   std::optional<double> start_cost_;  // the kernel's starting latency
   std::optional<double> kept_cost_;   // the kept template's latency
+  int close_ = -1;                    // the closest losing template, -1: none came close
+  std::optional<double> close_cost_;  // its latency at its first point
+  std::optional<double> loser_best_;  // the best latency of its tuned points so far
+  bool loser_kept_ = false;           // a tuned point of it beat the kernel
+  bool loser_done_ = false;           // its tuner has nothing left
+  bool loser_built_ = false;
+  std::unique_ptr<TunerAgent> loser_tuner_;
   bool tuner_built_ = false;
   std::unique_ptr<TunerAgent> tuner_;
 };

@@ -305,14 +305,14 @@ def test_the_official_row_normalisations_match(stem, why):
 
 
 @pytest.mark.parametrize("stem", ["35_GroupNorm_", "36_RMSNorm_", "37_FrobeniusNorm_",
-                                  "40_LayerNorm", "41_Max_Pooling_1D",
-                                  "47_Sum_reduction_over_a_dimension",
+                                  "40_LayerNorm", "47_Sum_reduction_over_a_dimension",
                                   "49_Max_reduction_over_a_dimension", "89_cumsum",
                                   "94_MSELoss", "95_CrossEntropyLoss"])
 def test_other_official_kernels_are_offered_no_template(stem):
     for e, src in captured(stem):
-        if e["name"] == "triton_red_fused_prepare_softmax_online_0":
-            continue  # softmax-stats (below)
+        if e["name"] in ("triton_red_fused_prepare_softmax_online_0",
+                         "triton_poi_fused_native_layer_norm_2"):
+            continue  # softmax-stats, pointwise-rows (below)
         assert templates.offers(e, DEV, inductor.kernel_header, src) == [], e["name"]
 
 
@@ -495,3 +495,134 @@ def test_the_softmax_stats_kernel_in_tritons_interpreter(tmp_path):
         assert not got["nan"], (case, got)
         assert got["err_m"] == 0.0, (case, got)   # the max is exact
         assert got["err_s"] <= 2e-5, (case, got)  # the sum in f32 (inputs as given)
+
+
+# ==== pointwise-rows: Inductor's pointwise body re-tiled over rows ============================
+
+@pytest.mark.parametrize("stem, kernel, why", [
+    ("40_LayerNorm", "triton_poi_fused_native_layer_norm_2",
+     "16 rows of 4194304: 32 MiB of column operands held across rows"),
+    ("41_Max_Pooling_1D", "triton_poi_fused_max_pool2d_with_indices_unsqueeze_0",
+     "12288 rows of 65523: a window of 8 reads per element, its bounds hoisted out of the rows"),
+])
+def test_the_official_pointwise_kernels_over_rows_match(stem, kernel, why, tmp_path):
+    (e, src), = [(e, s) for e, s in captured(stem) if e["name"] == kernel]
+    got = templates.offers(e, DEV, inductor.kernel_header, src)
+    assert [(o["template"], o["why"]) for o in got] == [("pointwise-rows", why)]
+    text = got[0]["text"]
+    tree = ast.parse(text)
+    assert inductor.parse_kernel_header(text, "t.py") == kernel
+    assert inductor.template_name(tree) == "pointwise-rows" and lint.lint(tree, None) == []
+    assert_every_tunable_has_its_default(text)
+    ov = inductor.Override(e["name"], str(tmp_path / "k.py"), text, tree)
+    inductor._load_template(ov, src, _FakeCodeCache(tmp_path))  # the call site's signature
+    assert callable(ov.autotuner.run)
+    # nothing of the flat index is left; what reads the column alone is out of the row loop
+    fn = text[text.index("def _kgate_pointwise_rows"):text.index("class _Launcher")]
+    assert "xindex" not in fn and "//" not in fn.split("for i in range")[1].split("\n", 2)[2]
+    loop = fn.split("for i in range(RBLOCK):")[1]
+    if stem == "40_LayerNorm":
+        assert "RBLOCK = 16\n" in text  # every row of a column block: the weights read once
+        assert "tl.load(in_ptr3 + (x0), cmask" in fn and "in_ptr3" not in loop
+    else:
+        assert "RBLOCK = 1\n" in text
+        assert "tmp10 = tmp4 & tmp9" in fn and "tmp10 = " not in loop
+        assert "tl.load(in_ptr0 + ((-4) + x0 + 65536*x1), (tmp10) & xmask" in loop
+
+
+@pytest.mark.parametrize("change", [
+    lambda s: s.replace("x1 = xindex // 4194304", "x1 = xindex // 2097152"),  # two lengths
+    lambda s: s.replace("x0 = (xindex % 4194304)", "x0 = (xindex % 4194304) // 2"),
+    lambda s: s.replace("xoffset = tl.program_id(0) * XBLOCK",
+                        "xoffset = tl.program_id(0).to(tl.int64) * XBLOCK"),  # 64-bit
+    lambda s: s.replace("tmp13 = tmp11 + tmp12", "tmp13 = tmp11 + tmp12 + xindex"),
+    lambda s: s.replace("tl.store(out_ptr0 + (x2), tmp13, None)",
+                        "tl.store(out_ptr0 + (x2), tmp13, mask=None)"),
+    lambda s: s.replace("    tmp13 = tmp11 + tmp12", "    if x0 > 0:\n        tmp13 = tmp11 + tmp12"),
+])
+def test_pointwise_rows_near_misses(change):
+    (e, src), = [(e, s) for e, s in captured("40_LayerNorm")
+                 if e["name"] == "triton_poi_fused_native_layer_norm_2"]
+    changed = change(src)
+    assert changed != src
+    assert templates.offers(e, DEV, inductor.kernel_header, changed) == []
+
+
+def test_small_column_operands_are_not_worth_re_tiling():
+    (e, src), = [(e, s) for e, s in captured("40_LayerNorm")
+                 if e["name"] == "triton_poi_fused_native_layer_norm_2"]
+    e = copy.deepcopy(e)
+    for a in e["args"]:
+        if a["name"] in ("in_ptr3", "in_ptr4"):
+            a["shape"] = [64, 32]  # 8 KiB each: L1 and L2 hold them under any tiling
+    assert templates.offers(e, DEV, inductor.kernel_header, src) == []
+
+
+_INTERP_ROWS = r"""
+import importlib.util, json, os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+sys.path.insert(0, sys.argv[1])
+import torch
+from kgate_worker import inductor, templates
+ind = json.loads(sys.argv[4])
+out = []
+for stem, rows, cols, block, rblock in json.loads(sys.argv[2]):
+    e, src = ind[stem]
+    # the official kernel at small sizes: its constants scaled down (the interpreter has
+    # no libdevice: rsqrt from tl)
+    if stem == "40_LayerNorm":
+        src = (src.replace("67108864", str(rows * cols)).replace("4194304", str(cols))
+                  .replace("libdevice.rsqrt(", "tl.rsqrt("))
+    else:
+        src = (src.replace("805146624", str(rows * cols)).replace("65523", str(cols))
+                  .replace("65536", str(cols + 13)))
+    c, why = templates._pointwise_rows(e, src)
+    assert c is not None, why
+    m = templates.Match("pointwise-rows", "", c)
+    _, body = templates._instantiate_pointwise_rows(e, m, {})
+    path = os.path.join(sys.argv[3], f"r{len(out)}.py")
+    open(path, "w").write(body)
+    spec = importlib.util.spec_from_file_location(f"r{len(out)}", path)
+    mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+    mod.BLOCK, mod.RBLOCK = block, rblock
+    k = getattr(mod, e["name"])
+    g = torch.Generator().manual_seed(rows * cols)
+    if stem == "40_LayerNorm":
+        x = torch.randn(rows, cols, generator=g) * 3 + 1
+        mean = x.mean(1); m2 = ((x - mean[:, None]) ** 2).sum(1)
+        w = torch.randn(cols, generator=g); b = torch.randn(cols, generator=g)
+        y = torch.full_like(x, float("nan"))
+        k.run(x, mean, m2, w, b, y, rows * cols)
+        xd = x.double()
+        want = ((xd - xd.mean(1, keepdim=True)) /
+                (xd.var(1, unbiased=False, keepdim=True) + 1e-5).sqrt()) * w.double() + b.double()
+    else:
+        x = torch.randn(rows, cols + 13, generator=g)
+        y = torch.full((rows, cols), float("nan"))
+        k.run(x, y, rows * cols)
+        want = torch.nn.functional.max_pool1d(x.double()[None], 8, 1, 4, 3)[0]
+    out.append({"err": float((y.double() - want).abs().max()),
+                "nan": bool(torch.isnan(y).any())})
+print(json.dumps(out))
+"""
+
+
+def test_the_pointwise_rows_kernel_in_tritons_interpreter(tmp_path):
+    # ragged columns (the column mask) and ragged rows (the row mask), an even tiling (no
+    # mask), one row per program and several; the layer norm's affine apply and the
+    # pooling window, against float64
+    ind = {}
+    for stem, kernel in (("40_LayerNorm", "triton_poi_fused_native_layer_norm_2"),
+                         ("41_Max_Pooling_1D",
+                          "triton_poi_fused_max_pool2d_with_indices_unsqueeze_0")):
+        ind[stem] = [[e, s] for e, s in captured(stem) if e["name"] == kernel][0]
+    cases = [("40_LayerNorm", 6, 1537, 256, 4), ("40_LayerNorm", 4, 1024, 256, 2),
+             ("40_LayerNorm", 3, 300, 512, 1), ("41_Max_Pooling_1D", 6, 87, 32, 1),
+             ("41_Max_Pooling_1D", 5, 1023, 256, 2), ("41_Max_Pooling_1D", 4, 128, 64, 4)]
+    r = subprocess.run([sys.executable, "-c", _INTERP_ROWS, ROOT, json.dumps(cases),
+                        str(tmp_path), json.dumps(ind)], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    for case, got in zip(cases, json.loads(r.stdout.strip().splitlines()[-1])):
+        assert not got["nan"], (case, got)
+        assert got["err"] <= (0.0 if case[0].startswith("41") else 5e-5), (case, got)

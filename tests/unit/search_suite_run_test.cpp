@@ -1191,6 +1191,86 @@ TEST_F(CompiledRun, ASlowerTemplateFallsThroughToTheTuner) {
   EXPECT_EQ(result().outcome, report::Outcome::kImproved);
 }
 
+// A template that loses at its first point but comes close (within kCloseLoser) has its own
+// space tuned before it is dropped; its tuned points carry the template's name, are written
+// into the template's file whole, and one that beats the kernel is kept. Resumed, the same
+// points are drawn.
+TEST_F(CompiledRun, ACloseLosingTemplateIsTunedBeforeItIsDropped) {
+  suite.agent.kind = "template";
+  suite.budget.max_consecutive_reverts = 3;
+  kernels = {{"triton_red_b", 20, 64, 1.5}};  // Inductor's file: 20 + 4 (+5 extern) = 29 us
+  templated = {"triton_red_b"};
+  template_factor = 1.1;  // its first point (block 512): 22 + 3 + 5 = 30 us; at block 64: 27 us
+  run_compiled(false, 3);
+  auto first = experiments("p");
+  ASSERT_EQ(first.size(), 4u);
+  EXPECT_EQ(first[1]["verdict"], "revert");
+  EXPECT_EQ(first[1]["point"], json({{"@template", "row-x"}}));
+  for (size_t i = 2; i < first.size(); ++i) {
+    EXPECT_EQ(first[i]["description"].get<std::string>().rfind("triton_red_b: row-x (close at its first point) tune LAUNCH_XBLOCK ", 0), 0u)
+        << first[i]["description"];
+    EXPECT_EQ(first[i]["point"]["@template"], "row-x");
+  }
+  reopen_for_resume();
+  run_compiled(true, 20);
+  auto ex = experiments("p");
+  ASSERT_GT(ex.size(), first.size());
+  expect_no_point_measured_twice(ex);
+  bool kept_tuned = false;
+  for (const auto& e : ex)
+    if (e["verdict"] == "keep") {
+      EXPECT_EQ(e["point"]["@template"], "row-x") << e["description"];
+      kept_tuned = true;
+    }
+  EXPECT_TRUE(kept_tuned);
+  fs::path ws = out / "workspaces" / "p";
+  const std::string kept = slurp(ws / "kernels" / "triton_red_b.py");
+  EXPECT_NE(kept.find("KGATE_TEMPLATE"), std::string::npos);
+  EXPECT_NE(kept.find("LAUNCH_XBLOCK = 64"), std::string::npos) << kept;
+  // the template's space walked, Inductor's never touched after a keep
+  for (const auto& e : ex) {
+    if (e["n"].get<int>() > 1) {
+      EXPECT_EQ(e["point"]["@template"], "row-x") << e["description"];
+    }
+  }
+  report::ProblemResult r = result();
+  EXPECT_EQ(r.outcome, report::Outcome::kImproved) << r.reason;
+  EXPECT_EQ(r.templates_kept, 1);
+  EXPECT_NEAR(r.speedup, 29.0 / 27.0, 1e-9);
+}
+
+// A close loser's tuned points that gain on it (>= 1 % each) are not counted by the kernel's
+// move-on rule; one that never beats the kernel is dropped once its space is walked, and
+// the tuner then walks Inductor's own launch config, as for a far loser.
+TEST_F(CompiledRun, ACloseLosersGainingTuningIsNotCutByTheRevertRule) {
+  suite.agent.kind = "template";
+  suite.budget.max_consecutive_reverts = 3;
+  kernels = {{"triton_red_b", 20, 64, 1.5}};  // 29 us
+  templated = {"triton_red_b"};
+  template_factor = 1.25;  // 33 us at its first point, 30 us at its best: never faster
+  run_compiled(false, 30);
+  auto ex = experiments("p");
+  expect_no_point_measured_twice(ex);
+  bool reached_best = false, inductor_tuned = false;
+  int tuned = 0;
+  for (const auto& e : ex) {
+    if (e["point"].contains("@template") && e["point"].size() > 1) {
+      EXPECT_NE(e["verdict"], "keep") << e["description"];
+      EXPECT_FALSE(inductor_tuned) << "the template was tuned after Inductor's config: " << e["description"];
+      ++tuned;
+      if (e["point"].value("LAUNCH_XBLOCK", "") == "64") reached_best = true;
+    } else if (e["description"].get<std::string>().rfind("triton_red_b: tune LAUNCH_XBLOCK", 0) == 0) {
+      inductor_tuned = true;
+    }
+  }
+  EXPECT_GE(tuned, 4);  // without the gain rule, 2: the template's first point is a revert too
+  EXPECT_TRUE(reached_best);
+  EXPECT_TRUE(inductor_tuned);
+  fs::path ws = out / "workspaces" / "p";
+  EXPECT_EQ(slurp(ws / "kernels" / "triton_red_b.py").find("KGATE_TEMPLATE"), std::string::npos);
+  EXPECT_EQ(result().templates_kept, 0);
+}
+
 TEST(TaskMarkdown, CompiledModeExplainsTheKernelContract) {
   AgentContext c;
   c.problem = "23_Softmax";

@@ -15,6 +15,7 @@ Standard library only: matching and instantiation run (and are tested) without t
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 from dataclasses import dataclass
@@ -792,6 +793,250 @@ def _instantiate_softmax_stats(entry: dict, m: Match, device: dict) -> tuple[str
     return tune, body
 
 
+# ==== pointwise over rows: Inductor's own body, re-tiled ====================================
+
+# A column operand (read at the column index alone) of at least this many bytes is worth
+# holding across rows: smaller ones stay in L1/L2 under Inductor's flat tiling anyway.
+_COLUMN_OPERAND_BYTES = 1 << 20
+_CALL = re.compile(r"\btl\.(load|store)\(")
+_NAMES = re.compile(r"\b(tmp\d+|x\d+|xmask|xindex|xoffset|xnumel)\b")
+
+
+def _split_args(text: str, start: int) -> tuple[list[str], int] | None:
+    """The top-level arguments of the call whose `(` is at text[start], and the index of
+    its `)`; None when the parentheses do not close on the line."""
+    depth, args, cur, quote = 0, [], "", ""
+    for i in range(start, len(text)):
+        ch = text[i]
+        if quote:
+            cur += ch
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+            if depth == 1:
+                continue
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                args.append(cur.strip())
+                return [a for a in args if a], i
+        elif ch == "," and depth == 1:
+            args.append(cur.strip())
+            cur = ""
+            continue
+        cur += ch
+    return None
+
+
+def _masked(line: str, mask: str) -> str | None:
+    """`line` with every tl.load/tl.store masked by `mask` too (Inductor's `None` and
+    `xmask` become it, another mask is and-ed with it); None when a call's mask is not
+    where Inductor writes it (positional: a load's second argument, a store's third)."""
+    out, pos = "", 0
+    for m in _CALL.finditer(line):
+        if m.start() < pos:
+            return None  # a call inside another call's arguments
+        got = _split_args(line, m.end() - 1)
+        if got is None:
+            return None
+        args, close = got
+        at = 1 if m.group(1) == "load" else 2
+        positional = [a for a in args if not re.match(r"\w+=", a)]
+        if len(positional) != len(args[:len(positional)]) or any(
+                re.match(r"mask=", a) for a in args) or len(positional) < at:
+            return None
+        if len(positional) == at:
+            args.insert(at, mask)
+        elif args[at] in ("None", "xmask"):
+            args[at] = mask
+        else:
+            args[at] = f"({args[at]}) & {mask}"
+        out += line[pos:m.start()] + f"tl.{m.group(1)}(" + ", ".join(args) + ")"
+        pos = close + 1
+    return out + line[pos:]
+
+
+def _pointwise_rows(entry: dict, source: str) -> tuple[dict | None, str]:
+    """Inductor's pointwise kernel as rows x columns: its flat index split by one modulus
+    (`x0 = xindex % N`, `x1 = xindex // N`, maybe `x2 = xindex`), its body in straight
+    lines; the lines that read only the column index hoisted out of the row loop. (None,
+    why not) when the kernel is not of that form."""
+    if entry.get("category") != "pointwise" or not source:
+        return None, "not a pointwise kernel"
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None, "the source does not parse"
+    fns = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    fn = next((n for n in fns if n.name == entry.get("fn_name", entry.get("name"))),
+              fns[0] if fns else None)
+    params = [a.arg for a in fn.args.args] if fn else []
+    if len(params) < 3 or params[-2:] != ["xnumel", "XBLOCK"]:
+        return None, "not a one-dimensional pointwise kernel"
+    lines = source.splitlines()[fn.body[0].lineno - 1:fn.body[-1].end_lineno]
+    if any(not ln.startswith("    ") or ln.startswith("     ") for ln in lines if ln.strip()):
+        return None, "the body is not straight-line code"
+    lines = [ln.strip() for ln in lines if ln.strip()]
+    numel = re.fullmatch(r"xnumel = (\d+)", lines[0])
+    if numel is None or len(lines) < 5 or lines[1:3] != [
+            "xoffset = tl.program_id(0) * XBLOCK",
+            "xindex = xoffset + tl.arange(0, XBLOCK)[:]"] or \
+            lines[3] not in ("xmask = tl.full([XBLOCK], True, tl.int1)[:]",
+                             "xmask = xindex < xnumel"):
+        return None, "not Inductor's one-dimensional index prologue (32-bit)"
+    body, col, row, flat, mod, div = [], None, None, None, None, None
+    for ln in lines[4:]:
+        m = re.fullmatch(r"(x\d+) = \(?xindex % (\d+)\)?", ln)
+        d = re.fullmatch(r"(x\d+) = xindex // (\d+)", ln)
+        f = re.fullmatch(r"(x\d+) = xindex", ln)
+        if m and col is None:
+            col, mod = m.group(1), int(m.group(2))
+        elif d and row is None:
+            row, div = d.group(1), int(d.group(2))
+        elif f and flat is None:
+            flat = f.group(1)
+        elif re.match(r"x\d+ = ", ln):
+            return None, f"an index this template does not split: {ln}"
+        else:
+            body.append(ln)
+    if col is None or row is None or mod != div:
+        return None, "the flat index is not split into rows of one length"
+    xnumel, cols = int(numel.group(1)), mod
+    rows = xnumel // cols
+    if rows * cols != xnumel or rows < 2:
+        return None, "fewer than two whole rows"
+    if not all(re.fullmatch(r"(tmp\d+ = .+|tl\.store\(.+\))", ln) for ln in body) or \
+            any(re.search(r"\b(xindex|xoffset|program_id|arange|return)\b", ln) for ln in body):
+        return None, "the body is not straight-line code over the split index"
+    stored = {m.group(1) for ln in body for m in re.finditer(r"tl\.store\((\w+)", ln)}
+    hoisted, hoisted_names, loop = [], {col}, []
+    for ln in body:
+        names = set(_NAMES.findall(ln.split(" = ", 1)[1])) if " = " in ln else {"xmask"}
+        if not ln.startswith("tl.store") and names <= hoisted_names and \
+                not any(p in stored for p in re.findall(r"tl\.load\((\w+)", ln)):
+            hoisted.append(ln)
+            hoisted_names.add(ln.split(" = ", 1)[0])
+        else:
+            loop.append(ln)
+    hoisted = [_masked(ln, "cmask") for ln in hoisted]
+    loop = [_masked(ln, "xmask") for ln in loop]
+    if any(ln is None for ln in hoisted + loop):
+        return None, "a load or store whose mask is not where Inductor writes it"
+    args = {a["name"]: a for a in entry.get("args", [])}
+    ptrs = params[:-2]
+    if any(p not in args or args[p].get("role") == "scalar" for p in ptrs):
+        return None, "the call site's arguments are not the kernel's pointers"
+
+    def reads(p, lns):
+        return sum(len(re.findall(rf"tl\.load\({p}\b", ln)) for ln in lns)
+
+    column_bytes = sum(math.prod(int(v) for v in args[p].get("shape", [])) *
+                       _FLOAT_DTYPES.get(args[p].get("dtype"), 8)
+                       for p in ptrs if reads(p, hoisted) and not reads(p, loop))
+    taps = max(reads(p, body) for p in ptrs)
+    return {"ptrs": ptrs, "rows": rows, "cols": cols, "col": col, "row": row, "flat": flat,
+            "hoisted": hoisted, "loop": loop, "column_bytes": column_bytes, "taps": taps}, ""
+
+
+def _match_pointwise_rows(entry: dict, source: str = "") -> Match | None:
+    """A pointwise kernel over rows that reuses data across them: a column operand of a
+    MiB or more read at every row (a layer norm's affine weights), or a window: one input
+    read at several offsets (a pooling's taps)."""
+    c, _ = _pointwise_rows(entry, source)
+    if c is None or (c["column_bytes"] < _COLUMN_OPERAND_BYTES and c["taps"] < 2):
+        return None
+    what = (f"{c['column_bytes'] / (1 << 20):.0f} MiB of column operands held across rows"
+            if c["column_bytes"] >= _COLUMN_OPERAND_BYTES else
+            f"a window of {c['taps']} reads per element, its bounds hoisted out of the rows")
+    return Match("pointwise-rows", f"{c['rows']} rows of {c['cols']}: {what}", c)
+
+
+_POINTWISE_ROWS = Template('''\
+# kgate's pointwise-over-rows template: Inductor's own arithmetic, re-tiled. Its flat index
+# is split into rows of COLS: a program holds BLOCK columns and walks RBLOCK rows, so what
+# depends on the column alone (index bounds, column operands such as affine weights) is
+# computed and read once per program instead of once per element and row, and no element
+# divides its index.
+BLOCK = $block
+RBLOCK = $rblock
+NUM_WARPS = $warps
+$template_key = "pointwise-rows"
+
+import torch
+import triton
+import triton.language as tl
+from torch._inductor.runtime import triton_helpers
+from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math
+
+ROWS = $rows
+COLS = $cols
+
+
+@triton.jit
+def _kgate_pointwise_rows($ptrs, BLOCK: tl.constexpr, RBLOCK: tl.constexpr,
+                          CBLOCKS: tl.constexpr, EVEN: tl.constexpr):
+    pid = tl.program_id(0)
+    $col = (pid % CBLOCKS) * BLOCK + tl.arange(0, BLOCK)
+    if EVEN:
+        cmask = tl.full([BLOCK], True, tl.int1)
+    else:
+        cmask = $col < $cols
+$hoisted
+    for i in range(RBLOCK):
+        row = (pid // CBLOCKS) * RBLOCK + i
+        $row = row + tl.zeros([BLOCK], tl.int32)
+$flat
+        if EVEN:
+            xmask = cmask
+        else:
+            xmask = cmask & ($row < $rows)
+$loop
+
+
+class _Launcher:
+    """The call site's `$name.run(...)`: the same arguments, in the same order."""
+
+    def run(self, $ptrs, xnumel, *, stream=None):
+        cblocks = triton.cdiv(COLS, BLOCK)
+        even = COLS % BLOCK == 0 and ROWS % RBLOCK == 0
+        _kgate_pointwise_rows[(cblocks * triton.cdiv(ROWS, RBLOCK),)](
+            $ptrs, BLOCK=BLOCK, RBLOCK=RBLOCK, CBLOCKS=cblocks, EVEN=even,
+            num_warps=NUM_WARPS)
+
+
+$name = _Launcher()
+''')
+
+
+def _instantiate_pointwise_rows(entry: dict, m: Match, device: dict) -> tuple[str, str]:
+    p = m.params
+    block = max(128, min(1024, _next_pow2(p["cols"])))
+    # Column operands: every row of a column block in one program (up to 16), read once.
+    rblock = min(16, _next_pow2(p["rows"])) \
+        if p["column_bytes"] >= _COLUMN_OPERAND_BYTES else 1
+    blocks = sorted({b for b in (256, 512, 1024, 2048, 4096)
+                     if b <= max(256, _next_pow2(p["cols"]))} | {block})
+    rblocks = sorted({r for r in (1, 2, 4, 8, 16, 32) if r <= _next_pow2(p["rows"])} |
+                     {rblock})
+    tune = (f"# kgate:tune BLOCK=[{','.join(map(str, blocks))}] "
+            f"RBLOCK=[{','.join(map(str, rblocks))}] NUM_WARPS=[2,4,8,16]\n"
+            "# kgate:tune-local")
+
+    def indent(lines, n):
+        return "\n".join(" " * n + ln.replace("XBLOCK", "BLOCK") for ln in lines)
+
+    flat = f"        {p['flat']} = row * {p['cols']} + {p['col']}" if p["flat"] else ""
+    body = _POINTWISE_ROWS.substitute(
+        block=block, rblock=rblock, warps=4, template_key=TEMPLATE_KEY, rows=p["rows"],
+        cols=p["cols"], ptrs=", ".join(p["ptrs"]), col=p["col"], row=p["row"], flat=flat,
+        hoisted=indent(p["hoisted"], 4), loop=indent(p["loop"], 8), name=entry["name"])
+    return tune, body
+
+
 # ==== the registry ==========================================================================
 
 @dataclass
@@ -803,7 +1048,8 @@ class _Template:
 
 TEMPLATES = [_Template("row-softmax", _match_row_softmax, _instantiate_row_softmax),
              _Template("row-norm", _match_row_norm, _instantiate_row_norm),
-             _Template("softmax-stats", _match_softmax_stats, _instantiate_softmax_stats)]
+             _Template("softmax-stats", _match_softmax_stats, _instantiate_softmax_stats),
+             _Template("pointwise-rows", _match_pointwise_rows, _instantiate_pointwise_rows)]
 
 
 def offers(entry: dict, device: dict, header: Callable[[dict, str], str],
