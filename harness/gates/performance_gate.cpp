@@ -8,6 +8,10 @@
 
 namespace kgate::gates {
 namespace {
+// The performance gate's one slowdown failure (is_slowdown reads it back).
+constexpr const char* kSlowerThanTheBaseline = "slower than the baseline";
+}  // namespace
+namespace {
 
 std::string us(double v) {
   char buf[32];
@@ -106,10 +110,15 @@ PerformanceJudgement judge_performance(const protocol::TimeResult& r, const std:
          " < " + fmt_num(t.roofline_slack) + " x roofline floor " + us(tm.roofline_floor_us) +
          " (" + fmt_num(r.min_bytes) + " bytes at " + fmt_num(bandwidth_gbps) + " GB/s)");
   } else if (tm.verdict == SpeedVerdict::kSlower) {
-    fail("slower than the baseline: candidate " + us(tm.candidate_us) + " vs baseline " +
-         us(tm.baseline_us) + ", " + ci);
+    fail(kSlowerThanTheBaseline + (": candidate " + us(tm.candidate_us) + " vs baseline " +
+                                   us(tm.baseline_us) + ", " + ci));
   }
   return out;
+}
+
+bool is_slowdown(const GateResult& g) {
+  return g.gate == Gate::kPerformance && g.status == GateStatus::kFail &&
+         g.reason.find(std::string(": ") + kSlowerThanTheBaseline + ": ") != std::string::npos;
 }
 
 protocol::TimeResult merge_time_results(const protocol::TimeResult& a, const protocol::TimeResult& b) {

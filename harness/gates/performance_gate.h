@@ -26,6 +26,11 @@ PerformanceJudgement judge_performance(const protocol::TimeResult& r, const std:
                                        const config::GateThresholds& t, double bandwidth_gbps,
                                        int min_samples);
 
+// Whether a failed performance gate failed only because the candidate measured slower
+// than its baseline: correct work, no rule broken (a timed-call audit, pending side-stream
+// work, a time under the roofline floor, a failure while timed are not slowdowns).
+bool is_slowdown(const GateResult& g);
+
 // Two interleaved runs of the same slots on the same inputs as one: samples appended per
 // slot, counts summed, notes joined, side-stream work if either saw it, the first non-zero
 // return code. The timer is the second's when they differ ("cuda_graph+cuda_event" is not a

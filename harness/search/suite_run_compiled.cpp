@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "gates/performance_gate.h"
 #include "gates/static_gate.h"
 
 namespace kgate::search::suite {
@@ -128,19 +129,22 @@ void compiled_fallback(const Problem& p, report::ProblemResult& res) {
     return;
   }
   std::map<std::string, int> failed;
-  int evaluated = 0, passed = 0;
+  int evaluated = 0, passed = 0, slower = 0;
   for (const auto& r : p.records) {
     if (r.n == 0) continue;
     if (r.passed) ++passed;
     if (!r.failed_gate.empty()) ++failed[r.failed_gate];
     if (r.passed || !r.failed_gate.empty()) ++evaluated;
+    // correct, only slower: a kernel that was not faster, not one that failed a gate
+    if (std::any_of(r.gates.begin(), r.gates.end(), [](const auto& g) { return gates::is_slowdown(g); })) ++slower;
   }
-  if (passed > 0 || evaluated == 0) {
+  if (passed + slower > 0 || evaluated == 0) {
     res.fallback_kind = "not-faster";
+    const std::string slow = slower == 0 ? "" : ", " + std::to_string(slower) + " measured slower (the performance gate)";
     res.reason = evaluated == 0 ? "not faster: no kernel edit was evaluated (" + std::to_string(p.experiments()) +
                                       " experiments)"
                                 : "not faster: " + std::to_string(passed) + " of " + std::to_string(evaluated) +
-                                      " kernel edits passed every gate, none beat torch.compile's kernels";
+                                      " kernel edits passed every gate" + slow + ", none beat torch.compile's kernels";
     return;
   }
   res.fallback_kind = "gate-failed";

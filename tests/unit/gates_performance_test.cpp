@@ -47,6 +47,24 @@ TEST(PerformanceGate, SlowerFailsWithNumbers) {
   EXPECT_NE(j.gate.reason.find("speedup 0.7"), std::string::npos) << j.gate.reason;
 }
 
+// Only a plain slowdown is one: a slower candidate that also broke a rule is not.
+TEST(PerformanceGate, ASlowdownIsToldFromTheRulesACandidateBreaks) {
+  config::GateThresholds t;
+  EXPECT_TRUE(is_slowdown(judge_performance(timed(130, 100), "c", t, 0, 30).gate));
+  EXPECT_FALSE(is_slowdown(judge_performance(timed(80, 100), "c", t, 0, 30).gate));
+  auto audited = timed(130, 100);
+  audited.audit_failure = "a round on fresh contents: output0 differs";
+  EXPECT_FALSE(is_slowdown(judge_performance(audited, "c", t, 0, 30).gate));
+  auto side = timed(130, 100);
+  side.side_stream_work = true;
+  EXPECT_FALSE(is_slowdown(judge_performance(side, "c", t, 0, 30).gate));
+  auto crashed = timed(130, 100);
+  crashed.return_code = 1;
+  crashed.failed_slot = "candidate";
+  EXPECT_FALSE(is_slowdown(judge_performance(crashed, "c", t, 0, 30).gate));
+  EXPECT_FALSE(is_slowdown(judge_performance(timed(5, 1000, 2e6), "c", t, 10, 30).gate));
+}
+
 TEST(PerformanceGate, BelowRooflineDoesLessWork) {
   config::GateThresholds t;  // slack 0.8
   // 2 MB at 10 GB/s = 200 us floor; a 5 us candidate is impossible.

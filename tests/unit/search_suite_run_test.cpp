@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "gates/performance_gate.h"
 #include "report/record_io.h"
 #include "search/agent.h"
 #include "search/experiment_record.h"
@@ -860,6 +861,7 @@ struct FakeCompiled : CandidateEvaluator {
   // default 512) whose cost is base * template_factor + the block's distance.
   std::set<std::string> templated;
   double template_factor = 0.5;
+  bool slow_fails_gate = false;  // a slower candidate fails the performance gate (as on a GPU)
   FakeCompiled(std::vector<K> ks, std::string w, std::string pp, std::vector<std::string>* l)
       : kernels(std::move(ks)), ws(std::move(w)), problem_path(std::move(pp)), log(l) {}
 
@@ -937,6 +939,18 @@ struct FakeCompiled : CandidateEvaluator {
     }
     v.passed = true;
     v.timing = timing(c, d, b);
+    if (slow_fails_gate && v.timing->speedup < 0.97) {
+      // as the worker would time it: the performance gate's own judgement of a slowdown
+      protocol::TimeResult tr;
+      for (int i = 0; i < 40; ++i) {
+        tr.samples_us["candidate"].push_back(v.timing->candidate_us * (1 + 0.001 * (i % 5)));
+        tr.samples_us["baseline"].push_back(v.timing->baseline_us * (1 + 0.001 * (i % 7)));
+      }
+      gates::GateResult perf = gates::judge_performance(tr, "c", config::GateThresholds{}, 0, 30).gate;
+      v.passed = perf.status == gates::GateStatus::kPass;
+      v.failed_gate = gates::Gate::kPerformance;
+      v.gates.push_back(perf);
+    }
     return v;
   }
   gates::Timing remeasure(const std::string& c, const Point& d, const std::string& b) override {
@@ -958,6 +972,7 @@ struct CompiledRun : SearchSuiteRun {
   bool swaps_nothing = false;
   std::set<std::string> templated;
   double template_factor = 0.5;
+  bool slow_fails_gate = false;
   RunSummary run_compiled(bool resume = false, std::optional<int> max = {}) {
     std::ofstream(dir / "p.py") << "class Model: pass\n";
     RunItem it;
@@ -976,6 +991,7 @@ struct CompiledRun : SearchSuiteRun {
       f->swaps_nothing = swaps_nothing;
       f->templated = templated;
       f->template_factor = template_factor;
+      f->slow_fails_gate = slow_fails_gate;
       return f;
     });
     return r.run();
@@ -1269,6 +1285,27 @@ TEST_F(CompiledRun, ACloseLosersGainingTuningIsNotCutByTheRevertRule) {
   fs::path ws = out / "workspaces" / "p";
   EXPECT_EQ(slurp(ws / "kernels" / "triton_red_b.py").find("KGATE_TEMPLATE"), std::string::npos);
   EXPECT_EQ(result().templates_kept, 0);
+}
+
+// Kernel edits that were correct but measured slower (they failed the performance gate on
+// the slowdown alone) leave the problem `not-faster`, not `gate-failed`: nothing was wrong
+// with them but their speed.
+TEST_F(CompiledRun, SlowerCandidatesAreNotFasterNotAGateFailure) {
+  suite.agent.kind = "template";
+  suite.budget.max_consecutive_reverts = 1;
+  kernels = {{"triton_red_b", 20, 1024, 1.5}};  // Inductor's config is already its best
+  templated = {"triton_red_b"};
+  template_factor = 2.0;
+  slow_fails_gate = true;
+  run_compiled();
+  auto ex = experiments("p");
+  ASSERT_EQ(ex.size(), 2u);
+  EXPECT_EQ(ex[1]["failed_gate"], "performance");
+  report::ProblemResult r = result();
+  EXPECT_EQ(r.outcome, report::Outcome::kFallback);
+  EXPECT_EQ(r.fallback_kind, "not-faster") << r.reason;
+  EXPECT_EQ(r.reason, "not faster: 0 of 1 kernel edits passed every gate, 1 measured slower (the performance "
+                      "gate), none beat torch.compile's kernels");
 }
 
 TEST(TaskMarkdown, CompiledModeExplainsTheKernelContract) {
