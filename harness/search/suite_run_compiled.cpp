@@ -2,12 +2,10 @@
 // apart into Inductor Triton kernels, searched one kernel at a time.
 #include "search/suite_run_phases.h"
 
-#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include "core/error.h"
-#include "gates/performance_gate.h"
 #include "gates/static_gate.h"
 
 namespace kgate::search::suite {
@@ -136,7 +134,7 @@ void compiled_fallback(const Problem& p, report::ProblemResult& res) {
     if (!r.failed_gate.empty()) ++failed[r.failed_gate];
     if (r.passed || !r.failed_gate.empty()) ++evaluated;
     // correct, only slower: a kernel that was not faster, not one that failed a gate
-    if (std::any_of(r.gates.begin(), r.gates.end(), [](const auto& g) { return gates::is_slowdown(g); })) ++slower;
+    if (failed_only_by_slowdown(r)) ++slower;
   }
   if (passed + slower > 0 || evaluated == 0) {
     res.fallback_kind = "not-faster";

@@ -46,6 +46,13 @@ std::string pad4(int n);
 std::string fmt(double v, const char* f);
 inline bool interrupted(const std::atomic<bool>* flag) { return flag && flag->load(); }
 
+// What an agent is told an experiment cost: its latency when it did the problem's work,
+// that is when it passed every gate or failed only by measuring slower (a slower template
+// can still be a close loser); none when it failed otherwise or was not timed.
+std::optional<double> measured_cost(const ExperimentRecord& r);
+// Whether an experiment failed only by measuring slower than its baseline (gates::is_slowdown).
+bool failed_only_by_slowdown(const ExperimentRecord& r);
+
 struct Problem {
   const RunItem* item = nullptr;
   uint64_t seed = 0;
@@ -87,10 +94,11 @@ struct Problem {
       }
       ++n;
       auto t = r.point.find(kTemplatePointKey);
-      if (t == r.point.end() || !r.passed || r.latency_us <= 0) continue;
-      auto [b, first] = template_best.emplace(t->second, r.latency_us);
-      if (first || !advances_template(r.latency_us, b->second)) continue;
-      b->second = r.latency_us;
+      const std::optional<double> cost = measured_cost(r);
+      if (t == r.point.end() || !cost) continue;
+      auto [b, first] = template_best.emplace(t->second, *cost);
+      if (first || !advances_template(*cost, b->second)) continue;
+      b->second = *cost;
       if (is_tuned_template_point(r.point)) n = 0;
     }
     return n;

@@ -165,9 +165,7 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
   }
   r.wall_s = now_s() - t0;
   commit_and_journal(st, p, r);
-  std::optional<double> cost;
-  if (r.passed && r.latency_us > 0) cost = r.latency_us;
-  p.agent->observe(r.point, r.verdict == ExperimentVerdict::kKeep, cost);
+  p.agent->observe(r.point, r.verdict == ExperimentVerdict::kKeep, measured_cost(r));
   // Progress prefixes the problem and k/N: "softmax 3/8 #3 keep 117.5us 1.150x ..."
   std::string line = "#" + std::to_string(n) + " " + to_string(r.verdict);
   if (r.latency_us > 0) line += " " + fmt(r.latency_us, "%.2f") + "us";
@@ -220,9 +218,7 @@ void search_compiled(RunState& st, Problem& p) {
     p.agent->replay(Point{}, true, p.best().latency_us > 0 ? std::optional<double>(p.best().latency_us) : std::nullopt);
     for (const auto& r : p.records) {
       if (r.n == 0 || r.kernel != k) continue;
-      std::optional<double> cost;
-      if (r.passed && r.latency_us > 0) cost = r.latency_us;
-      p.agent->replay(r.point, r.verdict == ExperimentVerdict::kKeep, cost);
+      p.agent->replay(r.point, r.verdict == ExperimentVerdict::kKeep, measured_cost(r));
     }
     ++p.kernels_searched;
     log::info(id + ": searching " + k);
@@ -266,10 +262,8 @@ void search_problem(RunState& st, Problem& p) {
   }
   p.agent = make_agent(st.opt.suite.agent, read_text(p.starter_copy), p.item->starter, p.seed);
   for (const auto& r : p.records) {
-    std::optional<double> cost;
-    if (r.passed && r.latency_us > 0) cost = r.latency_us;
     bool kept = r.verdict == ExperimentVerdict::kKeep || r.verdict == ExperimentVerdict::kBaseline;
-    p.agent->replay(r.point.empty() && r.n == 0 ? Point{} : r.point, kept, cost);
+    p.agent->replay(r.point.empty() && r.n == 0 ? Point{} : r.point, kept, measured_cost(r));
   }
   (void)base;
   log::Progress progress(p.item->problem_id, st.max_experiments());

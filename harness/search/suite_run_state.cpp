@@ -1,6 +1,7 @@
 // What the phases of a suite run share: the run state's members and the helpers.
 #include "search/suite_run_phases.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
+#include "gates/performance_gate.h"
 #include "report/record_io.h"
 #include "report/verdict_result.h"
 
@@ -158,6 +160,15 @@ Point compile_defines(const std::string& path, const Point& point) {
   if (point.empty()) return point;
   const std::string text = read_text(path);
   return apply_point(text, point) == text ? Point{} : point;
+}
+
+bool failed_only_by_slowdown(const ExperimentRecord& r) {
+  return !r.passed && std::any_of(r.gates.begin(), r.gates.end(), [](const auto& g) { return gates::is_slowdown(g); });
+}
+
+std::optional<double> measured_cost(const ExperimentRecord& r) {
+  if (r.latency_us > 0 && (r.passed || failed_only_by_slowdown(r))) return r.latency_us;
+  return std::nullopt;
 }
 
 void fill_from_verdict(ExperimentRecord& r, const gates::CandidateVerdict& v) {

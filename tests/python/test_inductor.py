@@ -554,6 +554,24 @@ def test_program_key_matches_one_kernel_across_compiles():
     assert inductor.program_key("def (:") is None
 
 
+def test_the_kernel_of_a_scan_is_not_its_combine_helper():
+    # 89_cumsum's kernel comes after its jit `_triton_helper_fn_add0` combine function:
+    # the kernel (the function Inductor's heuristics decorate) is what is pinned, launched
+    # and compared; the helper had made every launch-config edit a static-gate error
+    pw = inductor.parse_wrapper((IND / "kb-level1" / "89_cumsum.cuda-2.11.0.g0.captured.py.txt")
+                                .read_text())
+    (k,) = pw.kernels
+    fn = inductor.jit_function(ast.parse(k.source))
+    assert fn.name == "triton_red_fused_cumsum_0"
+    assert inductor.launch_params(fn) == ["in_ptr0", "out_ptr0", "xnumel", "r0_numel"]
+    # two kernels with one helper are two programs (the key is the kernel's, not the helper's)
+    assert inductor.program_key(k.source) != inductor.program_key(k.source.replace(
+        "tmp0 = tl.load", "tmp0 = 2 * tl.load"))
+    # a plain jit kernel after a helper: the last one
+    assert inductor.jit_function(ast.parse(
+        "@triton.jit\ndef h(a):\n    return a\n\n@triton.jit\ndef k(x):\n    pass\n")).name == "k"
+
+
 def test_inventory_seeds_kernel_files(tmp_path):
     """inventory_result with a seed compile's launches: the kernel whose program that
     compile also generated gets seed_launch and a kgate:tune-seed line."""

@@ -1217,10 +1217,12 @@ TEST_F(CompiledRun, ACloseLosingTemplateIsTunedBeforeItIsDropped) {
   kernels = {{"triton_red_b", 20, 64, 1.5}};  // Inductor's file: 20 + 4 (+5 extern) = 29 us
   templated = {"triton_red_b"};
   template_factor = 1.1;  // its first point (block 512): 22 + 3 + 5 = 30 us; at block 64: 27 us
+  slow_fails_gate = true;  // 0.967x: its first point fails the performance gate, as slower
   run_compiled(false, 3);
   auto first = experiments("p");
   ASSERT_EQ(first.size(), 4u);
   EXPECT_EQ(first[1]["verdict"], "revert");
+  EXPECT_EQ(first[1]["failed_gate"], "performance");
   EXPECT_EQ(first[1]["point"], json({{"@template", "row-x"}}));
   for (size_t i = 2; i < first.size(); ++i) {
     EXPECT_EQ(first[i]["description"].get<std::string>().rfind("triton_red_b: row-x (close at its first point) tune LAUNCH_XBLOCK ", 0), 0u)

@@ -219,11 +219,13 @@ def _is_jit(dec: ast.AST) -> bool:
 
 
 def jit_function(tree: ast.Module) -> ast.FunctionDef | None:
-    """The top-level function decorated with (triton.)jit."""
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and any(_is_jit(d) for d in node.decorator_list):
-            return node
-    return None
+    """The kernel: the top-level (triton.)jit function that Inductor's heuristics decorate
+    (a scan's or a custom combine's `_triton_helper_fn_*` helpers come before it, jit
+    alone), else the last jit function."""
+    found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and
+             any(_is_jit(d) for d in n.decorator_list)]
+    decorated = [n for n in found if len(n.decorator_list) > 1]
+    return (decorated or found or [None])[-1]
 
 
 def program_key(kernel_source: str) -> str | None:
