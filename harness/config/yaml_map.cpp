@@ -220,7 +220,8 @@ bool YamlMap::read(std::string_view key, std::vector<std::string>* out, bool req
   return ok;
 }
 
-bool YamlMap::mapping(std::string_view key, YAML::Node* out, bool required) {
+bool YamlMap::node(std::string_view key, YAML::Node* out, bool required, YAML::NodeType::value kind,
+                   const char* what) {
   assert(std::find(keys_.begin(), keys_.end(), key) != keys_.end() && "undeclared key");
   if (!valid_) return false;
   const Entry* e = find(key);
@@ -228,28 +229,20 @@ bool YamlMap::mapping(std::string_view key, YAML::Node* out, bool required) {
     if (required) diags_.error(where_, "missing required key '" + name(key) + "'");
     return false;
   }
-  if (!e->value.IsMap()) {
-    error(key, "'" + name(key) + "' must be a mapping, got " + describe(e->value));
+  if (e->value.Type() != kind) {
+    error(key, "'" + name(key) + "' must be " + what + ", got " + describe(e->value));
     return false;
   }
   *out = e->value;
   return true;
 }
 
+bool YamlMap::mapping(std::string_view key, YAML::Node* out, bool required) {
+  return node(key, out, required, YAML::NodeType::Map, "a mapping");
+}
+
 bool YamlMap::sequence(std::string_view key, YAML::Node* out, bool required) {
-  assert(std::find(keys_.begin(), keys_.end(), key) != keys_.end() && "undeclared key");
-  if (!valid_) return false;
-  const Entry* e = find(key);
-  if (e == nullptr) {
-    if (required) diags_.error(where_, "missing required key '" + name(key) + "'");
-    return false;
-  }
-  if (!e->value.IsSequence()) {
-    error(key, "'" + name(key) + "' must be a sequence, got " + describe(e->value));
-    return false;
-  }
-  *out = e->value;
-  return true;
+  return node(key, out, required, YAML::NodeType::Sequence, "a sequence");
 }
 
 }  // namespace kgate::config

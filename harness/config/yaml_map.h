@@ -61,6 +61,9 @@ class YamlMap {
   const Entry* find(std::string_view key) const;
   // Present, non-null scalar value? Reports missing / null / wrong shape.
   const Entry* scalar(std::string_view key, bool required, const char* expected);
+  // A nested node of one kind (mapping or sequence, `what` naming it in the error).
+  bool node(std::string_view key, YAML::Node* out, bool required, YAML::NodeType::value kind,
+            const char* what);
 
   std::string file_;
   std::string prefix_;

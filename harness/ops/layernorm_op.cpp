@@ -8,7 +8,7 @@ namespace {
 
 constexpr double kEps = 1e-5;
 
-class LayernormOp final : public Op {
+class LayernormOp final : public RowNormOp {
  public:
   std::string_view name() const override { return "layernorm"; }
   std::string_view summary() const override {
@@ -43,17 +43,6 @@ class LayernormOp final : public Op {
   }
   // mean 1, variance 3, normalise+affine 4: 8 per element.
   double flops(const Dims& d) const override { return 8.0 * d.at("R") * d.at("C"); }
-
-  // As rmsnorm: f16 output |norm * w + b| must fit; float32 variance must not overflow.
-  double large_scale(const Dims& d, DType dt) const override {
-    if (dt == DType::kF16) return 1000.0;
-    return std::min(1e30, std::sqrt(kF32Max / (16.0 * static_cast<double>(d.at("C")))));
-  }
-  Tolerance default_tolerance(DType dt) const override {
-    if (dt == DType::kBF16) return {2e-2, 2e-2};
-    if (dt == DType::kF64) return {1e-11, 1e-11};
-    return Op::default_tolerance(dt);
-  }
 };
 
 }  // namespace

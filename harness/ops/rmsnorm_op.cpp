@@ -8,7 +8,7 @@ namespace {
 
 constexpr double kEps = 1e-6;
 
-class RmsnormOp final : public Op {
+class RmsnormOp final : public RowNormOp {
  public:
   std::string_view name() const override { return "rmsnorm"; }
   std::string_view summary() const override { return "RMS normalisation of x[R,C] rows, scaled by w[C] (eps 1e-6)"; }
@@ -33,19 +33,6 @@ class RmsnormOp final : public Op {
   }
   // square+add per element, then scale and weight: 4 per element.
   double flops(const Dims& d) const override { return 4.0 * d.at("R") * d.at("C"); }
-
-  // f16: |y| <= |x/rms| * |w| must fit 65504 with w drawn Large too, so S = 1000 (still
-  // overflows an f16 sum of squares). Wider types: a float32 sum of squares must not
-  // overflow.
-  double large_scale(const Dims& d, DType dt) const override {
-    if (dt == DType::kF16) return 1000.0;
-    return std::min(1e30, std::sqrt(kF32Max / (16.0 * static_cast<double>(d.at("C")))));
-  }
-  Tolerance default_tolerance(DType dt) const override {
-    if (dt == DType::kBF16) return {2e-2, 2e-2};
-    if (dt == DType::kF64) return {1e-11, 1e-11};
-    return Op::default_tolerance(dt);
-  }
 };
 
 }  // namespace
