@@ -79,27 +79,15 @@ struct Problem {
   std::string fallback_reason;
   int kernels_searched = 0;
 
-  // Reverts of `k` since its last keep (compiled mode's move-on rule is per kernel), or
-  // since the last tuned point of a close-losing template that advanced its tuning (at
-  // least 1 % faster than that template's best so far): a tuning that is gaining on the
-  // kernel is not a dead end.
+  // Reverts of `k` since its last keep (compiled mode's move-on rule is per kernel). A
+  // close-losing template's tuned points are not counted: the template agent bounds them
+  // itself (kLoserPatience), so the kernel's own tuner still gets its turn after them.
   int kernel_reverts(const std::string& k) const {
     int n = 0;
-    std::map<std::string, double> template_best;  // a template's best latency so far
-    for (const auto& r : records) {
-      if (r.kernel != k) continue;
-      if (r.verdict == ExperimentVerdict::kKeep || r.verdict == ExperimentVerdict::kBaseline) {
-        n = 0;
-        continue;
-      }
-      ++n;
-      auto t = r.point.find(kTemplatePointKey);
-      const std::optional<double> cost = measured_cost(r);
-      if (t == r.point.end() || !cost) continue;
-      auto [b, first] = template_best.emplace(t->second, *cost);
-      if (first || !advances_template(*cost, b->second)) continue;
-      b->second = *cost;
-      if (is_tuned_template_point(r.point)) n = 0;
+    for (auto it = records.rbegin(); it != records.rend(); ++it) {
+      if (it->kernel != k) continue;
+      if (it->verdict == ExperimentVerdict::kKeep || it->verdict == ExperimentVerdict::kBaseline) break;
+      if (!is_tuned_template_point(it->point)) ++n;
     }
     return n;
   }

@@ -112,6 +112,8 @@ void TemplateAgent::record(const Point& point, bool kept, std::optional<double> 
     const bool advanced = cost_us && loser_best_ && advances_template(*cost_us, *loser_best_);
     if (cost_us && (advanced || kept)) loser_best_ = std::min(*cost_us, loser_best_.value_or(*cost_us));
     if (kept) loser_kept_ = true;
+    loser_stale_ = advanced || kept ? 0 : loser_stale_ + 1;
+    if (loser_stale_ >= kLoserPatience) loser_done_ = true;
     if (TunerAgent* t = close_ >= 0 ? loser_tuner() : nullptr) {
       if (replaying) t->replay(point, kept || advanced, cost_us);
       else t->observe(point, kept || advanced, cost_us);

@@ -32,9 +32,12 @@ inline constexpr const char* kTemplatePointKey = "@template";
 // tuned before it is dropped.
 inline constexpr double kCloseLoser = 1.25;
 // A tuned point of such a template advances its tuning when it is at least 1 % faster than
-// the template's best so far: the tuner's walk moves there, and the kernel's move-on rule
-// counts its reverts from there (docs/search.md, "template").
+// the template's best so far: the tuner's walk moves there. The tuning ends after
+// kLoserPatience tuned points in a row that neither advance it nor beat the kernel; the
+// kernel's move-on rule does not count tuned template points (the patience bounds them),
+// so Inductor's own launch-config tuner still gets its turn (docs/search.md, "template").
 inline bool advances_template(double cost_us, double best_us) { return cost_us < best_us * 0.99; }
+inline constexpr int kLoserPatience = 3;
 
 // Whether `point` is a tuned point of a template that lost at its first point (the
 // template's name under kTemplatePointKey, and its own tunables).
@@ -74,7 +77,8 @@ class TemplateAgent : public Agent {
   std::optional<double> close_cost_;  // its latency at its first point
   std::optional<double> loser_best_;  // the best latency of its tuned points so far
   bool loser_kept_ = false;           // a tuned point of it beat the kernel
-  bool loser_done_ = false;           // its tuner has nothing left
+  bool loser_done_ = false;           // its tuner has nothing left, or its patience ran out
+  int loser_stale_ = 0;               // tuned points in a row that did not advance it
   bool loser_built_ = false;
   std::unique_ptr<TunerAgent> loser_tuner_;
   bool tuner_built_ = false;

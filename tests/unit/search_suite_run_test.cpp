@@ -23,6 +23,7 @@
 #include "search/experiment_record.h"
 #include "search/experiment_repo.h"
 #include "search/journal.h"
+#include "search/template_agent.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -1257,9 +1258,10 @@ TEST_F(CompiledRun, ACloseLosingTemplateIsTunedBeforeItIsDropped) {
   EXPECT_NEAR(r.speedup, 29.0 / 27.0, 1e-9);
 }
 
-// A close loser's tuned points that gain on it (>= 1 % each) are not counted by the kernel's
-// move-on rule; one that never beats the kernel is dropped once its space is walked, and
-// the tuner then walks Inductor's own launch config, as for a far loser.
+// A close loser's tuned points are not counted by the kernel's move-on rule: while they
+// gain on it (>= 1 % each) the walk goes on; one that never beats the kernel is dropped
+// once its space is walked, and the tuner then walks Inductor's own launch config, as for a
+// far loser.
 TEST_F(CompiledRun, ACloseLosersGainingTuningIsNotCutByTheRevertRule) {
   suite.agent.kind = "template";
   suite.budget.max_consecutive_reverts = 3;
@@ -1286,6 +1288,37 @@ TEST_F(CompiledRun, ACloseLosersGainingTuningIsNotCutByTheRevertRule) {
   EXPECT_TRUE(inductor_tuned);
   fs::path ws = out / "workspaces" / "p";
   EXPECT_EQ(slurp(ws / "kernels" / "triton_red_b.py").find("KGATE_TEMPLATE"), std::string::npos);
+  EXPECT_EQ(result().templates_kept, 0);
+}
+
+// A close loser whose tuned points stop gaining is dropped after kLoserPatience of them,
+// before the kernel's move-on rule, so Inductor's own launch-config tuner gets its turn.
+TEST_F(CompiledRun, ADroppedCloseLoserLeavesInductorsTunerItsTurn) {
+  suite.agent.kind = "template";
+  suite.budget.max_consecutive_reverts = 3;
+  kernels = {{"triton_red_b", 20, 512, 1.5}};  // Inductor's file (block 1024): 21 + 5 = 26 us
+  templated = {"triton_red_b"};
+  template_factor = 1.1;  // 27 us at its first point (block 512, its best): no tuned point gains
+  run_compiled(false, 20);
+  auto ex = experiments("p");
+  expect_no_point_measured_twice(ex);
+  int tuned = 0;
+  bool inductor_kept = false;
+  for (const auto& e : ex) {
+    if (e["point"].contains("@template") && e["point"].size() > 1) {
+      ++tuned;
+      EXPECT_FALSE(inductor_kept) << e["description"];
+    } else if (e["verdict"] == "keep") {
+      EXPECT_EQ(e["description"].get<std::string>().rfind("triton_red_b: tune LAUNCH_XBLOCK", 0), 0u)
+          << e["description"];
+      inductor_kept = true;
+    }
+  }
+  EXPECT_EQ(tuned, kLoserPatience);  // 3
+  EXPECT_TRUE(inductor_kept);
+  fs::path ws = out / "workspaces" / "p";
+  EXPECT_NE(slurp(ws / "kernels" / "triton_red_b.py").find("LAUNCH_XBLOCK = 512"), std::string::npos);
+  EXPECT_EQ(result().outcome, report::Outcome::kImproved);
   EXPECT_EQ(result().templates_kept, 0);
 }
 
