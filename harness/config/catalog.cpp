@@ -526,6 +526,12 @@ Plan plan_suite(const Catalog& cat, const Suite& suite, Diagnostics& d) {
         if (op != nullptr)
           if (std::string why = host_memory_problem(*p.native, *op, p.native->bench, /*timed=*/true); !why.empty())
             d.error(p.native->bench_loc, "'bench' " + why + " (the host backend times bench: this problem has no host_bench)");
+        // The CUDA backend times bench on the GPU: bounded by the target's memory, before a
+        // worker meets an out-of-memory error on it.
+        const ops::Op* dop = item.backend == "cuda" && item.skip_reason.empty() ? ops::find_op(p.native->op) : nullptr;
+        if (dop != nullptr)
+          if (std::string why = device_memory_problem(*p.native, *dop, p.native->bench, *g); !why.empty())
+            d.error(p.native->bench_loc, "'bench' " + why);
       } else {
         const LevelConfig* lv = cat.level(p.level);
         item.native = kernelbench_problem(p.id, p.source, lv->baseline);

@@ -650,37 +650,59 @@ std::optional<DType> dtype_at(const YAML::Node& n, const std::string& what, cons
 
 }  // namespace
 
-std::string host_memory_problem(const NativeProblem& p, const ops::Op& op, const ops::Dims& d, bool timed) {
-  // The dtype the tensors are in: the timed one, else the widest a check draws.
+namespace {
+
+// Bytes one shape of `p` holds: its inputs and outputs (two of each output when `timed`:
+// the baseline's and the candidate's) in the timed dtype, else in the widest a check
+// draws; with `truth`, each output's float64 truth as well.
+long double shape_bytes(const NativeProblem& p, const ops::Op& op, const ops::Dims& d, bool timed, bool truth) {
   std::size_t widest = dtype_size(p.bench_dtype);
   if (!timed)
     for (DType t : p.dtypes) widest = std::max(widest, dtype_size(t));
   long double bytes = 0;
-  auto add = [&](const ops::TensorDecl& t, int copies, bool truth) {
+  auto add = [&](const ops::TensorDecl& t, int copies, bool with_truth) {
     long double n = 1;
     for (int64_t s : op.shape_of(t, d)) n *= static_cast<long double>(s);
     const std::size_t size = t.fixed_dtype ? dtype_size(*t.fixed_dtype) : widest;
-    bytes += n * static_cast<long double>(size) * copies + (truth ? n * 8 : 0);
+    bytes += n * static_cast<long double>(size) * copies + (with_truth ? n * 8 : 0);
   };
   for (const auto& t : op.inputs()) add(t, 1, false);
-  for (const auto& t : op.outputs()) add(t, timed ? 2 : 1, true);
+  for (const auto& t : op.outputs()) add(t, timed ? 2 : 1, truth);
+  return bytes;
+}
+
+std::string byte_size(long double b) {
+  char buf[32];
+  const bool gib = b >= (1ull << 30);
+  std::snprintf(buf, sizeof buf, "%.1f %s", static_cast<double>(b / (gib ? (1ull << 30) : (1ull << 20))),
+                gib ? "GiB" : "MiB");
+  return std::string(buf);
+}
+
+}  // namespace
+
+std::string host_memory_problem(const NativeProblem& p, const ops::Op& op, const ops::Dims& d, bool timed) {
+  const long double bytes = shape_bytes(p, op, d, timed, /*truth=*/true);
   const std::uint64_t cap = core::host_address_space_cap();
   const std::uint64_t avail = core::host_memory_available();
   const bool by_cap = cap > 0 && (avail == 0 || cap <= avail);
   const std::uint64_t limit = by_cap ? cap : avail;
   if (limit == 0 || bytes <= static_cast<long double>(limit)) return "";
-  auto size = [](long double b) {
-    char buf[32];
-    const bool gib = b >= (1ull << 30);
-    std::snprintf(buf, sizeof buf, "%.1f %s", static_cast<double>(b / (gib ? (1ull << 30) : (1ull << 20))),
-                  gib ? "GiB" : "MiB");
-    return std::string(buf);
-  };
-  return "needs " + size(bytes) + " at " + dims_str(d) +
+  return "needs " + byte_size(bytes) + " at " + dims_str(d) +
          (timed ? " (inputs, two outputs and their float64 truth)" : " (inputs, an output and its float64 truth)") +
-         ", more than the " + size(static_cast<long double>(limit)) +
+         ", more than the " + byte_size(static_cast<long double>(limit)) +
          (by_cap ? " a host worker may map here (half of this machine's memory; KGATE_SANDBOX_MEMORY_MB sets it)"
                  : " this machine has available (MemAvailable in /proc/meminfo)");
+}
+
+std::string device_memory_problem(const NativeProblem& p, const ops::Op& op, const ops::Dims& d,
+                                  const GpuTarget& gpu) {
+  if (gpu.memory_bytes <= 0) return "";
+  const long double bytes = shape_bytes(p, op, d, /*timed=*/true, /*truth=*/false);
+  if (bytes <= static_cast<long double>(gpu.memory_bytes)) return "";
+  return "needs " + byte_size(bytes) + " of GPU memory at " + dims_str(d) +
+         " (inputs and two outputs), more than the " + byte_size(static_cast<long double>(gpu.memory_bytes)) +
+         " of " + gpu.id + " (memory_bytes in " + gpu.loc.file + ")";
 }
 
 namespace {

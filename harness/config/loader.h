@@ -43,6 +43,11 @@ OpCatalog builtin_op_catalog();  // kgate::ops::find_op + op_names
 // outputs, the outputs' float64 truth, in bench_dtype); else a checked shape (inputs, one
 // output and its truth, in the widest of p.dtypes).
 std::string host_memory_problem(const NativeProblem& p, const ops::Op& op, const ops::Dims& d, bool timed);
+// "" when the timed shape `d` of `p` (inputs, the baseline's and the candidate's outputs, in
+// bench_dtype) fits the GPU target's memory_bytes (or the target declares none), else
+// "needs X of GPU memory at D (...), more than the Y of GPU (memory_bytes in FILE)".
+std::string device_memory_problem(const NativeProblem& p, const ops::Op& op, const ops::Dims& d,
+                                  const GpuTarget& gpu);
 
 // Positions of the names a file refers to, so cross-file checks (Catalog) can point at
 // the exact list entry that dangles.

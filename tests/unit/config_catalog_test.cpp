@@ -291,6 +291,35 @@ TEST(ConfigCatalog, AHostPlanBoundsTheBenchShapeOfAProblemWithoutHostBench) {
   std::filesystem::remove_all(d);
 }
 
+// The CUDA backend times bench on the GPU: a bench shape whose inputs and two outputs exceed
+// the target's memory_bytes is a planning error at bench's line (softmax f16 at
+// 262144x131072: 64 GiB in, 2 x 64 GiB out, on big-gpu's 80 GiB), not an out-of-memory
+// error in a worker; a shape that fits plans.
+TEST(ConfigCatalog, ACudaPlanBoundsTheBenchShapeByTheTargetsMemory) {
+  const std::filesystem::path d = testing::copy_with_edit(
+      fixture("good"), "catalog-gpu-bench", "native/softmax.yaml", "bench: {R: 4096, C: 4096}",
+      "bench: {R: 262144, C: 131072}");
+  const std::string softmax = (d / "native" / "softmax.yaml").string();
+  const std::string suite = (d / "suites" / "full.yaml").string();
+  try {
+    plan_suite_file(suite);
+    ADD_FAILURE() << "a bench past the GPU target's memory was planned";
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(softmax + ":5:"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'bench' needs 192.0 GiB of GPU memory at {C: 131072, R: 262144} (inputs and two "
+                       "outputs), more than the 80.0 GiB of big-gpu (memory_bytes in "),
+              std::string::npos)
+        << msg;
+  }
+  std::filesystem::remove_all(d);
+  const std::filesystem::path ok = testing::copy_with_edit(
+      fixture("good"), "catalog-gpu-bench-ok", "native/softmax.yaml", "bench: {R: 4096, C: 4096}",
+      "bench: {R: 65536, C: 131072}");  // 48 GiB
+  EXPECT_NO_THROW(plan_suite_file((ok / "suites" / "full.yaml").string()));
+  std::filesystem::remove_all(ok);
+}
+
 // Input files are regular files: a directory named like a config, a FIFO among the
 // configs or a device given as a suite is an error at its path (exit 2 for the CLI),
 // never a silent pass, a blocked open or an unbounded read.
