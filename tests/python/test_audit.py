@@ -220,7 +220,13 @@ def test_a_cache_by_content_is_confirmed_by_a_second_set_of_fresh_rounds(w, tmp_
     w.load(GEMM, variant="small")
     assert w.compile(GEMM, slot="baseline")["compiled"]
     assert w.compile(cand)["compiled"]
-    t = w("time", seed=3, **QUICK)
+    # The rule stands down when the baseline's fresh rounds were slowed too (load, not a
+    # cache): on a loaded 2-core box one timing can fall in such a burst, three in a row do
+    # not. A rule that never fires fails all three.
+    for attempt in range(3):
+        t = w("time", seed=3 + attempt, **QUICK)
+        if t["audit_failure"]:
+            break
     assert t["audit_failure"].startswith(
         "the candidate is faster on inputs it has seen before (a result cache)"), t
     assert "; again in a second set of rounds: median" in t["audit_failure"]
