@@ -11,7 +11,6 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "core/sandbox.h"
 #include "core/paths.h"
 #include "stats/calibration.h"
 #include "stats/doctor.h"
@@ -245,11 +244,8 @@ ExitCode cmd_doctor(const DoctorOptions& o) {
                 "skipping the matmul peak");
   }
 
-  worker::WorkerSpec spec;
-  spec.argv = {worker::locate_native_bin("")};
   // The walls a host or CUDA worker gets in a run (logged: "sandbox: ...").
-  worker::sandbox_worker(spec, {}, cuda ? 0 : core::host_address_space_cap());
-  worker::Worker w(spec);
+  worker::Worker w(worker::native_worker_spec(o.backend));
   WorkerProbe probe(w, o.backend);
   stats::Calibration cal;
   try {

@@ -22,6 +22,8 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/subprocess.h"
+#include "protocol/messages.h"
+#include "worker/worker.h"
 #include "gates/evaluator.h"
 #include "gates/static_gate.h"
 #include "report/history.h"
@@ -298,6 +300,49 @@ ExitCode run_on_gpus(const RunOptions& o) {
   return code;
 }
 
+// Which of the suite's targets for `backend` this machine is, when the suite has several
+// and --gpu was not given: the device a kgate-native worker reports at hello, matched by
+// the targets' rules (config::matching_gpus). A device that matches none, or several
+// equally, or no device at all is a usage error naming the targets and --gpu.
+std::string detect_target(const std::string& suite_path, const config::Plan& plan,
+                          const std::set<std::string>& targets, const std::string& backend) {
+  std::vector<const config::GpuTarget*> mine;
+  std::string list;
+  for (const std::string& id : targets)
+    for (const auto& it : plan.items)
+      if (it.gpu.id == id) {
+        mine.push_back(&it.gpu);
+        list += (list.empty() ? "" : ", ") + id;
+        break;
+      }
+  const std::string what = suite_path + ": the suite targets several GPUs for backend " + backend + " (" + list + ")";
+  protocol::DeviceInfo dev;
+  try {
+    worker::Worker w(worker::native_worker_spec(backend));
+    protocol::HelloParams hp;
+    hp.backend = backend;
+    const worker::Reply r = w.call("hello", nlohmann::json(hp), 120);
+    if (!r.good()) throw InfraError(r.describe());
+    dev = r.result.get<protocol::HelloResult>().device;
+  } catch (const std::exception& e) {
+    throw UsageError(what + " and this machine's device could not be asked which it is (" + e.what() +
+                     "); choose one with --gpu");
+  }
+  const std::string device = dev.name + (dev.cc.empty() ? "" : ", cc " + dev.cc);
+  const std::vector<const config::GpuTarget*> m = config::matching_gpus(mine, dev.name, dev.cc);
+  const bool tie = m.size() > 1 && m[0]->match_cc.empty() == m[1]->match_cc.empty();
+  if (m.empty() || tie) {
+    std::string which;
+    for (const auto* g : m) which += (which.empty() ? "" : ", ") + g->id;
+    throw UsageError(what + "; this machine's device (" + device + ") matches " +
+                     (m.empty() ? "none of them" : "several of them equally (" + which + ")") +
+                     "; choose one with --gpu");
+  }
+  log::info("GPU target " + m[0]->id + ": this machine's device (" + device + ") matches it (" +
+            m[0]->loc.str() + "), of the suite's " + list);
+  return m[0]->id;
+}
+
 }  // namespace
 
 ExitCode cmd_run(const RunOptions& o) {
@@ -317,19 +362,14 @@ ExitCode cmd_run(const RunOptions& o) {
                                                   : "host";
 
   // The GPU target this machine plays: --gpu, else the only one the suite has for this
-  // backend.
+  // backend, else the one whose match rules accept this machine's device.
   std::set<std::string> targets;
   for (const auto& it : plan.items)
     if (it.gpu.backend.empty() || it.gpu.backend == backend) targets.insert(it.gpu.id);
   std::string gpu = o.gpu;
   if (gpu.empty()) {
-    if (targets.size() > 1) {
-      std::string list;
-      for (const auto& t : targets) list += (list.empty() ? "" : ", ") + t;
-      throw UsageError(o.suite + ": the suite targets several GPUs for backend " + backend +
-                       " (" + list + "); choose one with --gpu");
-    }
-    if (!targets.empty()) gpu = *targets.begin();
+    if (targets.size() > 1) gpu = detect_target(o.suite, plan, targets, backend);
+    else if (!targets.empty()) gpu = *targets.begin();
   } else if (!targets.count(gpu) && !plan.items.empty()) {
     throw UsageError(o.suite + ": --gpu " + gpu + " is not a target of suite '" + suite.id + "'");
   }

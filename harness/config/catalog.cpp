@@ -419,23 +419,31 @@ const NativeProblem* find_problem(const Catalog& cat, std::string_view id) {
   return found;
 }
 
-const GpuTarget* match_gpu(const Catalog& cat, const std::string& device_name,
-                           const std::string& cc) {
-  const GpuTarget* loose = nullptr;
-  bool host = cc.empty();
-  for (const auto& g : cat.gpus) {
-    if ((g.backend == "host") != host) continue;
-    if (!g.match_cc.empty() && g.match_cc != cc) continue;
+std::vector<const GpuTarget*> matching_gpus(const std::vector<const GpuTarget*>& targets,
+                                            const std::string& device_name, const std::string& cc) {
+  std::vector<const GpuTarget*> pinned, loose;
+  const bool host = cc.empty();
+  for (const GpuTarget* g : targets) {
+    if ((g->backend == "host") != host) continue;
+    if (!g->match_cc.empty() && g->match_cc != cc) continue;
     try {
-      std::regex re(g.match_name, std::regex::ECMAScript | std::regex::icase);
+      std::regex re(g->match_name, std::regex::ECMAScript | std::regex::icase);
       if (!std::regex_search(device_name, re)) continue;
     } catch (const std::regex_error&) {
       continue;  // reported by validation
     }
-    if (!g.match_cc.empty()) return &g;
-    if (!loose) loose = &g;
+    (g->match_cc.empty() ? loose : pinned).push_back(g);
   }
-  return loose;
+  pinned.insert(pinned.end(), loose.begin(), loose.end());
+  return pinned;
+}
+
+const GpuTarget* match_gpu(const Catalog& cat, const std::string& device_name,
+                           const std::string& cc) {
+  std::vector<const GpuTarget*> all;
+  for (const auto& g : cat.gpus) all.push_back(&g);
+  std::vector<const GpuTarget*> m = matching_gpus(all, device_name, cc);
+  return m.empty() ? nullptr : m.front();
 }
 
 std::vector<const PlanItem*> Plan::for_gpu(std::string_view gpu_id) const {

@@ -64,6 +64,11 @@ const NativeProblem* find_problem(const Catalog& cat, std::string_view id);
 // that pin a cc win over ones that do not; ties go to the first by id.
 const GpuTarget* match_gpu(const Catalog& cat, const std::string& device_name,
                            const std::string& cc);
+// Every target of `targets` whose match rules accept the device, best first: those that
+// pin the cc, then those that match by name only (each group in the given order). The
+// rule match_gpu applies, over a suite's own targets.
+std::vector<const GpuTarget*> matching_gpus(const std::vector<const GpuTarget*>& targets,
+                                            const std::string& device_name, const std::string& cc);
 
 struct PlanItem {
   std::string level;    // level id

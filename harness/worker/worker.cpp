@@ -20,6 +20,7 @@
 #include "kgate/build_info.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/sandbox.h"
 #include "core/subprocess.h"
 
 namespace kgate::worker {
@@ -546,6 +547,13 @@ std::string locate_native_bin(const std::string& explicit_path) {
   std::string msg = "cannot find kgate-native (set KGATE_NATIVE_BIN";
   for (const auto& t : tried) msg += "; not at " + t;
   throw InfraError(msg + ")");
+}
+
+WorkerSpec native_worker_spec(const std::string& backend) {
+  WorkerSpec spec;
+  spec.argv = {locate_native_bin("")};
+  sandbox_worker(spec, {}, backend == "host" ? core::host_address_space_cap() : 0);
+  return spec;
 }
 
 namespace {
