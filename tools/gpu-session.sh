@@ -246,7 +246,7 @@ if has dispatch; then
     -e "s/^  problem_wall_s: .*/  problem_wall_s: ${PROBLEM_WALL_S:-60}/" \
     -e "s/^  max_experiments: .*/  max_experiments: ${MAX_EXPERIMENTS:-6}/" \
     -e "s/^  kind: .*/  kind: ${DISPATCH_AGENT:-template}/"
-  /usr/bin/time -f "run wall %e s" timeout "$(cap dispatch 420)" "$B/kgate" run "$suite" --gpu h200 \
+  /usr/bin/time -f "run wall %e s" timeout "$(cap dispatch 420)" "$B/kgate" run "$suite" ${DISPATCH_GPU:+--gpu "$DISPATCH_GPU"} \
     "${shard[@]}" --out "$OUT/dispatch" > "$OUT/dispatch.log" 2>&1
   stamp "kgate run kernelbench-official rc=$?"; tail -40 "$OUT/dispatch.log"
   cat "$OUT/dispatch/results.tsv" 2>/dev/null | head -80
