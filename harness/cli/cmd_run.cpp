@@ -74,6 +74,7 @@ class GatesEvaluator : public search::CandidateEvaluator {
     // Dispatch-aware results are also set beside Inductor's own extra search.
     if (eval_.compiled()) modes.push_back("compile-max-autotune");
     for (const auto& mode : modes) {
+      if (g_interrupted.load()) break;  // the run obeys the stop before recording (search::finalize)
       try {
         out[mode] = eval_.remeasure_reference(candidate, defines, mode);
       } catch (const Error& e) {

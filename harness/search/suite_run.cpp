@@ -128,6 +128,7 @@ void search_phase(RunState& st, const BudgetPlan& plan) {
       search_problem(st, p);
       if (st.stopped()) break;
       finalize(st, p, now_s() - t0);
+      if (!p.done) break;  // stopped during its final re-measures
       const auto& r = *p.done;
       log::info(p.item->problem_id + ": " + json(r.outcome).get<std::string>() + " " +
                 fmt(r.speedup, "%.3f") + "x [" + fmt(r.speedup_lo, "%.3f") + ", " +

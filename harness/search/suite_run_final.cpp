@@ -96,12 +96,22 @@ void finalize(RunState& st, Problem& p, double wall_s) {
     res.outcome = report::Outcome::kMatched;
     res.reason = "degenerate problem (" + p.degenerate + "): never counted as improved";
   }
+  // A stop (SIGTERM from a CI timeout) is obeyed before and between the re-measures
+  // against the reference model: the problem gets no record, so `--resume` re-measures
+  // it whole rather than keep one without those columns.
+  auto stopped_here = [&] {
+    if (!st.stopped()) return false;
+    log::info(p.item->problem_id + ": stopped during its final re-measures; no result recorded (--resume finishes it)");
+    return true;
+  };
   if (p.item->problem.kind == "kernelbench" && base && base->passed && res.best_us > 0 && !st.aa_mode(p)) {
     // KernelBench: the final best against the reference model, interleaved; the ratio is
     // kept by expressing the reference in the best's measured time. (A problem that
     // moved on without a search has no evaluator since the baseline phase: start one.)
+    if (stopped_here()) return;
     auto timings = p.compiled ? st.evaluator(p).reference_timings(p.item->problem.path, {})
                               : st.evaluator(p).reference_timings(p.best_copy, compile_defines(p.best_copy, best.point));
+    if (stopped_here()) return;
     for (const auto& [mode, t] : timings) {
       if (t.candidate_us <= 0) continue;
       if (p.compiled) require_kept_kernels(p, t, "the re-measure against " + mode);

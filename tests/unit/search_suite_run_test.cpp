@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -141,8 +142,10 @@ struct FakeEvaluator : CandidateEvaluator {
     v.timing = timing(c, d, b);
     return v;
   }
+  std::atomic<bool>* stop_at_remeasure = nullptr;  // set during the final re-measure
   gates::Timing remeasure(const std::string& c, const Point& d, const std::string& b) override {
     evaluated->push_back("remeasure");
+    if (stop_at_remeasure != nullptr) *stop_at_remeasure = true;
     return timing(c, d, b);
   }
   std::string device_name() const override { return "fake-cpu"; }
@@ -164,6 +167,7 @@ struct SearchSuiteRun : ::testing::Test {
   bool baseline_disk_full = false;
   config::Suite suite;
   std::atomic<bool> stop{false};
+  bool stop_in_final = false;  // the stop arrives during a final re-measure
 
   void SetUp() override {
     dir = fs::temp_directory_path() /
@@ -213,6 +217,7 @@ struct SearchSuiteRun : ::testing::Test {
       e->promotions = &promotions;
       e->disk_left = &disk_left;
       e->baseline_disk_full = &baseline_disk_full;
+      if (stop_in_final) e->stop_at_remeasure = &stop;
       max_live = std::max(max_live, live);
       return e;
     });
@@ -426,6 +431,39 @@ TEST_F(SearchSuiteRun, ProblemWithoutSearchStillGetsReferenceTimings) {
   RunSummary n = run({item("native")});
   EXPECT_EQ(n.results[0].eager_us, 0);
   EXPECT_EQ(std::count(evaluated.begin(), evaluated.end(), "reference native"), 0);
+}
+
+// A stop that arrives during a KernelBench problem's final re-measure is obeyed before the
+// re-measures against the reference model (each one a model compile and timing on a GPU):
+// no record without those columns, and --resume finishes the problem with no experiment
+// run twice.
+TEST_F(SearchSuiteRun, AStopDuringTheFinalReMeasureLeavesTheProblemToResume) {
+  suite.budget.max_experiments = 2;
+  RunItem it = item("kb");
+  it.problem.kind = "kernelbench";
+  stop_in_final = true;
+  RunSummary s = run({it});
+  EXPECT_TRUE(s.interrupted);
+  EXPECT_EQ(s.code, ExitCode::kInterrupted);
+  EXPECT_TRUE(s.results.empty());
+  EXPECT_FALSE(fs::exists(out / "results" / "unit-level__kb.json"));
+  EXPECT_EQ(std::count(evaluated.begin(), evaluated.end(), "remeasure"), 1);
+  EXPECT_EQ(std::count(evaluated.begin(), evaluated.end(), "reference kb"), 0);
+  const std::size_t searched = experiments("kb").size();
+  ASSERT_EQ(searched, 3u);  // the baseline and two experiments, journaled
+
+  stop_in_final = false;
+  stop = false;
+  evaluated.clear();
+  RunSummary r = run({it}, /*resume=*/true);
+  EXPECT_FALSE(r.interrupted);
+  ASSERT_EQ(r.results.size(), 1u);
+  EXPECT_EQ(r.results[0].experiments, 2);
+  EXPECT_GT(r.results[0].eager_us, 0);
+  EXPECT_GT(r.results[0].compile_us, 0);
+  EXPECT_EQ(experiments("kb").size(), searched);  // nothing measured twice
+  EXPECT_EQ(std::count(evaluated.begin(), evaluated.end(), "reference kb"), 1);
+  expect_consistent(r.run_id);
 }
 
 TEST_F(SearchSuiteRun, ForbiddenEditIsCaughtUndoneAndRecorded) {
