@@ -696,13 +696,18 @@ std::string host_memory_problem(const NativeProblem& p, const ops::Op& op, const
 }
 
 std::string device_memory_problem(const NativeProblem& p, const ops::Op& op, const ops::Dims& d,
-                                  const GpuTarget& gpu) {
-  if (gpu.memory_bytes <= 0) return "";
+                                  int64_t memory_bytes, const std::string& whose) {
+  if (memory_bytes <= 0) return "";
   const long double bytes = shape_bytes(p, op, d, /*timed=*/true, /*truth=*/false);
-  if (bytes <= static_cast<long double>(gpu.memory_bytes)) return "";
+  if (bytes <= static_cast<long double>(memory_bytes)) return "";
   return "needs " + byte_size(bytes) + " of GPU memory at " + dims_str(d) +
-         " (inputs and two outputs), more than the " + byte_size(static_cast<long double>(gpu.memory_bytes)) +
-         " of " + gpu.id + " (memory_bytes in " + gpu.loc.file + ")";
+         " (inputs and two outputs), more than the " + byte_size(static_cast<long double>(memory_bytes)) + " of " +
+         whose;
+}
+
+std::string device_memory_problem(const NativeProblem& p, const ops::Op& op, const ops::Dims& d,
+                                  const GpuTarget& gpu) {
+  return device_memory_problem(p, op, d, gpu.memory_bytes, gpu.id + " (memory_bytes in " + gpu.loc.file + ")");
 }
 
 namespace {

@@ -48,6 +48,10 @@ std::string host_memory_problem(const NativeProblem& p, const ops::Op& op, const
 // "needs X of GPU memory at D (...), more than the Y of GPU (memory_bytes in FILE)".
 std::string device_memory_problem(const NativeProblem& p, const ops::Op& op, const ops::Dims& d,
                                   const GpuTarget& gpu);
+// The same bound against `memory_bytes` (0: none) of the GPU `whose` names: the device a
+// worker reported at hello, where no target file is at hand (`kgate bench`).
+std::string device_memory_problem(const NativeProblem& p, const ops::Op& op, const ops::Dims& d,
+                                  int64_t memory_bytes, const std::string& whose);
 
 // Positions of the names a file refers to, so cross-file checks (Catalog) can point at
 // the exact list entry that dangles.

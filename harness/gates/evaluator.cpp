@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "core/sandbox.h"
 #include "core/paths.h"
+#include "config/loader.h"
 #include "gates/case_plan.h"
 #include "gates/correctness_gate.h"
 #include "gates/oracle_gate.h"
@@ -130,6 +131,15 @@ struct Evaluator::Impl {
     }
     protocol::HelloResult hello = r.result.get<protocol::HelloResult>();
     runtime = hello;
+    // A native problem timed on this GPU: its bench shape against the memory the device
+    // has, before a load that would meet an out-of-memory error (a suite's plan bounds it
+    // by the target's memory_bytes; `kgate bench` has only the device).
+    if (!kernelbench() && opt.backend == "cuda" && op != nullptr)
+      if (std::string why = config::device_memory_problem(
+              problem, *op, problem.bench, hello.device.memory_bytes,
+              "this GPU (" + hello.device.name + ", as its worker reports it)");
+          !why.empty())
+        throw UsageError(problem.bench_loc.str() + ": error: 'bench' " + why);
     protocol::ProblemSpec ps;
     ps.id = problem.id;
     ps.kind = problem.kind;

@@ -343,5 +343,46 @@ TEST(EvaluatorSetup, MissingRunnerIsAnInfraError) {
   EXPECT_THROW(Evaluator(problem(), o), InfraError);
 }
 
+// A CUDA worker reporting a 1 GiB device: a native bench shape of 3 GiB (inputs and two
+// outputs) is refused at bench's line before the problem is loaded, naming the device; a
+// shape that fits is loaded. (`kgate bench` has no GPU target file to plan against.)
+TEST(EvaluatorSetup, ABenchShapePastTheDevicesMemoryIsRefusedBeforeTheLoad) {
+  const fs::path dir = fs::temp_directory_path() / ("kgate_eval_gpu_mem_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path script = dir / "fake_cuda_worker.sh";
+  std::ofstream(script) << R"SH(#!/bin/sh
+# A CUDA worker with a 1 GiB device that answers every other request with an empty result.
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2)
+  op=$(printf '%s' "$line" | grep -o '"op":"[a-z_]*"' | head -1 | cut -d'"' -f4)
+  case "$op" in
+    hello) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"runner\":\"fake\",\"version\":\"0\",\"protocol\":1,\"backend\":\"cuda\",\"device\":{\"name\":\"Fake GPU 1G\",\"cc\":\"9.0\",\"memory_bytes\":1073741824}}}" ;;
+    shutdown) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{}}"; exit 0 ;;
+    *) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{}}" ;;
+  esac
+done
+)SH";
+  fs::permissions(script, fs::perms::owner_all);
+  EvalOptions o = options();
+  o.backend = "cuda";
+  o.native_bin = script.string();
+  config::NativeProblem p = problem();
+  p.bench_loc = config::SourceLoc{"problem.yaml", 4, 8};
+  p.bench = {{"R", 1 << 16}, {"C", 1 << 12}};  // 2^28 f32: 1 GiB each of x, y and y'
+  try {
+    Evaluator ev(p, o);
+    ADD_FAILURE() << "a 3 GiB bench shape was loaded on a 1 GiB device";
+  } catch (const UsageError& e) {
+    const std::string why = e.what();
+    EXPECT_EQ(why.rfind("problem.yaml:4:8: error: 'bench' needs 3.0 GiB of GPU memory", 0), 0u) << why;
+    EXPECT_NE(why.find("more than the 1.0 GiB of this GPU (Fake GPU 1G, as its worker reports it)"),
+              std::string::npos) << why;
+  }
+  p.bench = {{"R", 1 << 10}, {"C", 1 << 12}};  // 48 MiB
+  Evaluator fits(p, o);
+  EXPECT_EQ(fits.device().name, "Fake GPU 1G");
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kgate::gates
