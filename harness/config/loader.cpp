@@ -196,6 +196,37 @@ const std::vector<std::string> kBackends = {"cuda", "host"};
 // Tensor-core formats without a DType of their own are valid peak_tflops keys too.
 const std::vector<std::string> kPeakNames = {"f16", "bf16", "f32", "f64", "tf32", "fp8", "int8"};
 
+// "" when a device-name pattern is one std::regex compiles within bounds, else why not: a
+// name pattern is short, and the standard library's regex compiler reads a repeat count or
+// a backreference number into an int without an overflow check (`\99999999999`, found by
+// fuzz_config), and recurses once per nesting level.
+std::string device_pattern_problem(const std::string& re) {
+  constexpr std::size_t kMaxLength = 256;
+  if (re.size() > kMaxLength)
+    return "is " + std::to_string(re.size()) + " characters long; a device-name pattern has at most " +
+           std::to_string(kMaxLength);
+  for (std::size_t i = 0; i < re.size(); ++i) {
+    const bool backref = re[i] == '\\' && i + 1 < re.size() && std::isdigit(static_cast<unsigned char>(re[i + 1]));
+    const bool count = re[i] == '{';
+    if (re[i] == '\\' && !backref) {
+      ++i;  // an escaped character, never a number's start
+      continue;
+    }
+    if (!backref && !count) continue;
+    std::size_t j = i + 1;
+    while (j < re.size() && (std::isdigit(static_cast<unsigned char>(re[j])) || (count && re[j] == ','))) {
+      std::size_t k = j;
+      while (k < re.size() && std::isdigit(static_cast<unsigned char>(re[k]))) ++k;
+      if (k - j > 4)
+        return std::string("has ") + (backref ? "a backreference number" : "a repeat count") + " of " +
+               std::to_string(k - j) + " digits at offset " + std::to_string(j) + " (at most 4)";
+      j = k == j ? j + 1 : k;
+    }
+    i = j - 1;
+  }
+  return "";
+}
+
 GpuTarget parse_gpu(const YAML::Node& root, const std::string& path, Diagnostics& diags) {
   GpuTarget g;
   g.loc = SourceLoc{path, 1, 1};
@@ -212,11 +243,15 @@ GpuTarget parse_gpu(const YAML::Node& root, const std::string& path, Diagnostics
   if (m.mapping("match", &match, true)) {
     YamlMap mm(match, path, "match.", {"name", "cc"}, diags, m.loc("match"));
     if (mm.read("name", &g.match_name, true)) {
-      try {
-        std::regex re(g.match_name, std::regex::ECMAScript | std::regex::icase);
-      } catch (const std::regex_error& e) {
-        mm.error("name",
-                 "'match.name' is not a valid regular expression: " + std::string(e.what()));
+      if (std::string why = device_pattern_problem(g.match_name); !why.empty()) {
+        mm.error("name", "'match.name' " + why);
+      } else {
+        try {
+          std::regex re(g.match_name, std::regex::ECMAScript | std::regex::icase);
+        } catch (const std::regex_error& e) {
+          mm.error("name",
+                   "'match.name' is not a valid regular expression: " + std::string(e.what()));
+        }
       }
     }
     if (mm.read("cc", &g.match_cc)) {

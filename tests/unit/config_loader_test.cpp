@@ -265,6 +265,34 @@ TEST(ConfigLoader, BadGpuReportsEveryError) {
   EXPECT_EQ(lines_for(d, f), want);
 }
 
+// A device-name pattern the standard library's regex compiler would overflow on (a
+// backreference number or a repeat count read into an int unchecked: undefined behaviour,
+// found by fuzz_config), or one past the length bound, is an error at its line.
+TEST(ConfigLoader, DeviceNamePatternsAreBoundedBeforeTheRegexCompilerSeesThem) {
+  const fs::path f = fs::path(::testing::TempDir()) / ("kgate_pattern_" + std::to_string(getpid()) + ".yaml");
+  auto errors_for = [&](const std::string& pattern) {
+    std::ofstream(f) << "version: 1\nid: g\nname: G\nbackend: cuda\nmatch: {name: '" << pattern
+                     << "'}\nsm_count: 1\nl2_bytes: 1\nmemory_bytes: 1\npeak_bandwidth_gbps: 1\npeak_tflops: {f32: 1}\n";
+    Diagnostics d;
+    parse_gpu_file(f.string(), d);
+    return lines_for(d, f.string());
+  };
+  EXPECT_EQ(errors_for("H1\\99999999999999999999"),
+            std::vector<std::string>{f.string() + ":5:15: error: 'match.name' has a backreference number of 20 "
+                                                  "digits at offset 3 (at most 4)"});
+  EXPECT_EQ(errors_for("a{2,1234567}"),
+            std::vector<std::string>{f.string() + ":5:15: error: 'match.name' has a repeat count of 7 digits at "
+                                                  "offset 4 (at most 4)"});
+  EXPECT_EQ(errors_for(std::string(300, 'a')),
+            std::vector<std::string>{f.string() + ":5:15: error: 'match.name' is 300 characters long; a "
+                                                  "device-name pattern has at most 256"});
+  // What real targets write: escapes, digits in names, small counts.
+  EXPECT_TRUE(errors_for("H100.*(SXM|HBM3)").empty());
+  EXPECT_TRUE(errors_for("RTX 4090|\\bL40S\\b|A100\\d{0,2}").empty());
+  EXPECT_TRUE(errors_for("\\\\12345678").empty());  // an escaped backslash, then digits
+  fs::remove(f);
+}
+
 TEST(ConfigLoader, SyntaxErrorIsADiagnosticNotAnException) {
   std::string f = fixture("bad/configs/gpus/syntax.yaml");
   Diagnostics d;
