@@ -99,10 +99,12 @@ struct Loader {
 
   void load_file(const std::string& path, std::optional<FileKind> kind) {
     if (!first_time(path)) return;
+    if (!kind) kind = file_kind_by_keys(path);
     if (!kind) {
       diags.error(SourceLoc{path, 0, 0},
                   "cannot tell what kind of config this is: put it under a directory named "
-                  "gpus/, levels/, suites/ or native/");
+                  "gpus/, levels/, suites/ or native/, or give it the top-level keys of one kind "
+                  "(a suite's levels:, a GPU target's match:, a level's root:, a problem's op:)");
       return;
     }
     cat.files.push_back(path);

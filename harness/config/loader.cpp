@@ -911,6 +911,36 @@ T strict(std::optional<T> v, const Diagnostics& diags) {
 
 }  // namespace
 
+std::optional<FileKind> file_kind_by_keys(const std::string& path) {
+  core::ReadResult text = core::read_file(path, core::kConfigReadCap);
+  if (!text.ok()) return std::nullopt;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.bytes);
+  } catch (const YAML::Exception&) {
+    return std::nullopt;
+  }
+  if (!root.IsMap()) return std::nullopt;
+  // Keys only one kind has (a GPU target's and a suite's `gpus`-free ones, a level's
+  // `root`, a problem's `op`).
+  static const std::vector<std::pair<FileKind, std::vector<std::string>>> kOwn = {
+      {FileKind::kSuite, {"levels", "problems", "budget", "agent", "gates", "measurement", "fail_on"}},
+      {FileKind::kGpu, {"match", "sm_count", "l2_bytes", "memory_bytes", "peak_bandwidth_gbps", "peak_tflops"}},
+      {FileKind::kLevel, {"root", "select", "glob", "solutions", "starter"}},
+      {FileKind::kProblem, {"op", "bench", "host_bench", "sweep", "dtypes", "bench_dtype", "starters"}},
+  };
+  std::optional<FileKind> found;
+  for (const auto& [kind, keys] : kOwn) {
+    bool has = false;
+    for (const auto& kv : root)
+      if (kv.first.IsScalar() && std::find(keys.begin(), keys.end(), kv.first.Scalar()) != keys.end()) has = true;
+    if (!has) continue;
+    if (found) return std::nullopt;  // keys of two kinds: say so rather than guess
+    found = kind;
+  }
+  return found;
+}
+
 std::optional<GpuTarget> parse_gpu_text(const std::string& path, const std::string& text,
                                         Diagnostics& diags) {
   return parse_text<GpuTarget>(path, text, diags,

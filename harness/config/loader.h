@@ -29,6 +29,10 @@ std::string_view to_string(FileKind k);  // "gpu target", "level", "suite", "nat
 
 // The kind implied by the path's directories, nullopt when none of them says.
 std::optional<FileKind> file_kind_of(const std::string& path);
+// The kind a file outside those directories is, by its top-level keys (a suite's `levels`
+// or `budget`, a GPU target's `match`, a level's `root`, a problem's `op`): nullopt when it
+// cannot be read as a YAML mapping, has none of them, or has keys of two kinds.
+std::optional<FileKind> file_kind_by_keys(const std::string& path);
 
 // How a native problem's `op` is resolved; tests substitute their own ops.
 struct OpCatalog {

@@ -254,11 +254,34 @@ TEST(ConfigCatalog, UnknownPathsAndKinds) {
   // Both paths live under the fixture directory so the file-sorted order of the
   // diagnostics does not depend on where the checkout is.
   const std::string missing = fixture("fake_op/zz-missing.yaml");
-  load_catalog({missing, fixture("fake_op/odd.yaml")}, d, fake_ops());
-  EXPECT_EQ(d.str(), fixture("fake_op/odd.yaml") +
-                         ": error: cannot tell what kind of config this is: put it under a "
-                         "directory named gpus/, levels/, suites/ or native/\n" +
-                         missing + ": error: no such file or directory");
+  const std::string why =
+      ": error: cannot tell what kind of config this is: put it under a directory named gpus/, levels/, "
+      "suites/ or native/, or give it the top-level keys of one kind (a suite's levels:, a GPU target's "
+      "match:, a level's root:, a problem's op:)\n";
+  load_catalog({missing, fixture("fake_op/no_kind.yaml"), fixture("fake_op/two_kinds.yaml")}, d, fake_ops());
+  EXPECT_EQ(d.str(), fixture("fake_op/no_kind.yaml") + why + fixture("fake_op/two_kinds.yaml") + why + missing +
+                         ": error: no such file or directory");
+}
+
+// A suite kept outside suites/ (a user repository's ci/nightly.yaml) is a suite by its keys,
+// its levels and GPU targets read from the configs/ above it.
+TEST(ConfigCatalog, ASuiteOutsideSuitesIsToldByItsKeys) {
+  namespace fs = std::filesystem;
+  const fs::path root = testing::copy_with_edit(fixture("good"), "suite-keys", "suites/minimal.yaml", "", "");
+  fs::create_directories(root / "ci");
+  const fs::path suite = root / "ci" / "nightly.yaml";
+  fs::rename(root / "suites" / "minimal.yaml", suite);
+  EXPECT_EQ(file_kind_of(suite.string()), std::nullopt);
+  EXPECT_EQ(file_kind_by_keys(suite.string()), FileKind::kSuite);
+  Diagnostics d;
+  Catalog cat = load_catalog({suite.string()}, d, fake_ops());
+  EXPECT_TRUE(d.empty()) << d.str();
+  ASSERT_EQ(cat.suites.size(), 1u);
+  EXPECT_EQ(cat.suites[0].id, "minimal");
+  EXPECT_EQ(file_kind_by_keys(fixture("good/configs/gpus/big-gpu.yaml")), FileKind::kGpu);
+  EXPECT_EQ(file_kind_by_keys(fixture("good/configs/levels/nat.yaml")), FileKind::kLevel);
+  EXPECT_EQ(file_kind_by_keys(fixture("fake_op/odd.yaml")), FileKind::kProblem);
+  fs::remove_all(root);
 }
 
 TEST(ConfigCatalog, StrictPlanOfASuiteFile) {
