@@ -282,13 +282,7 @@ protocol::TimeResult HostBackend::time(std::vector<TimedCall>& calls,
     }
     // Between rounds, outside every timed window.
     if (audit != nullptr && !audit->after_round(set, seconds_since(t_round) * 1e6)) break;
-    // The rule sorts; evaluating every 8 rounds keeps it off the hot path.
-    if (round % 8 == 7 || seconds_since(t_timed) >= p.max_time_s) {
-      why = rule.evaluate(samples, seconds_since(t_timed));
-    }
-    if (p.max_samples > 0 && samples[0].size() >= static_cast<std::size_t>(p.max_samples)) {
-      why = StopReason::kMaxSamples;
-    }
+    why = rule.after_round(round, StoppingRule::Samples(samples.begin(), samples.end()), seconds_since(t_timed));
   }
   if (audit != nullptr) audit->finish(n_sets);
   if (nonzero_rc != 0) {
@@ -296,12 +290,7 @@ protocol::TimeResult HostBackend::time(std::vector<TimedCall>& calls,
     log::warn("time: " + res.timer_note);
   }
   for (std::size_t i = 0; i < calls.size(); ++i) res.samples_us[calls[i].slot] = std::move(samples[i]);
-  switch (why) {
-    case StopReason::kConverged: res.stop_reason = "converged"; break;
-    case StopReason::kMaxTime: res.stop_reason = "max_time"; break;
-    case StopReason::kMaxSamples: res.stop_reason = "max_samples"; break;
-    case StopReason::kContinue: break;
-  }
+  res.stop_reason = stop_reason_name(why);
   res.return_code = nonzero_rc;
   res.failed_slot = nonzero_slot;
   res.elapsed_s = seconds_since(t_all);

@@ -49,5 +49,35 @@ TEST(NativeStoppingRule, HardCapsWin) {
   EXPECT_EQ(r.evaluate(many, 1.0), StopReason::kMaxSamples);
 }
 
+// The loop's decision, as both native timers take it after every round: the caps at once,
+// the convergence check (it sorts) every kCheckEvery rounds and at the time cap.
+TEST(NativeStoppingRule, AfterRoundChecksCapsEveryRoundAndConvergenceEveryFew) {
+  StoppingRule r(params());
+  std::vector<double> a(20, 1.0), b(20, 2.0);
+  StoppingRule::Samples quiet = {a, b};
+  for (std::size_t round = 0; round + 1 < StoppingRule::kCheckEvery; ++round)
+    EXPECT_EQ(r.after_round(round, quiet, 1.0), StopReason::kContinue) << round;
+  EXPECT_EQ(r.after_round(StoppingRule::kCheckEvery - 1, quiet, 1.0), StopReason::kConverged);
+  EXPECT_EQ(r.after_round(0, quiet, 5.0), StopReason::kMaxTime);  // the time cap: any round
+  std::vector<double> full(100, 1.0);
+  EXPECT_EQ(r.after_round(0, StoppingRule::Samples{full, full}, 0.1), StopReason::kMaxSamples);
+  EXPECT_STREQ(stop_reason_name(StopReason::kConverged), "converged");
+  EXPECT_STREQ(stop_reason_name(StopReason::kContinue), "");
+}
+
+// A slot whose samples give no finite spread (NaN timings) is never "converged"; the CUDA
+// timer's own check once read `rse > target` and stopped on it.
+TEST(NativeStoppingRule, ANaNSpreadIsNotConverged) {
+  protocol::TimeParams p = params();
+  p.min_samples = 1;
+  StoppingRule r(p);
+  std::vector<double> nan(20, std::nan("")), ok(20, 1.0);
+  EXPECT_EQ(r.evaluate(StoppingRule::Samples{ok, nan}, 1.0), StopReason::kContinue);
+  EXPECT_EQ(r.evaluate(StoppingRule::Samples{ok, nan}, 5.0), StopReason::kMaxTime);
+  // Three samples at least, whatever min_samples says.
+  std::vector<double> two(2, 1.0);
+  EXPECT_EQ(r.evaluate(StoppingRule::Samples{two, two}, 1.0), StopReason::kContinue);
+}
+
 }  // namespace
 }  // namespace kgate::native

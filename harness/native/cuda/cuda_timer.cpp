@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "native/cuda/cuda_check.h"
 #include "native/cuda/nvml_clock.h"
+#include "native/stopping_rule.h"
 #include "stats/descriptive.h"
 #include "stats/throttle.h"
 
@@ -63,7 +64,6 @@ struct Slot {
   TimedCall* call = nullptr;
   std::vector<double> samples_us;
   std::vector<int> clocks_mhz;  // per sample, 0 = unknown; throttled ones are dropped after
-  int64_t taken = 0;  // samples measured, dropped ones included
   // Side-work evidence per way of calling: [0] plain calls, [1] graph replays. A graph
   // replays only what reached our stream, so the plain calls carry the evidence there.
   int side_hits[2] = {0, 0};
@@ -79,7 +79,6 @@ struct Slot {
     std::swap(call, o.call);
     std::swap(samples_us, o.samples_us);
     std::swap(clocks_mhz, o.clocks_mhz);
-    std::swap(taken, o.taken);
     std::swap(side_hits, o.side_hits);
     std::swap(side_checked, o.side_checked);
     std::swap(graph, o.graph);
@@ -306,36 +305,28 @@ protocol::TimeResult CudaTimer::time(std::vector<TimedCall>& calls,
       }
     }
 
-    // Sampling: round r visits the slots in rotated order (AB, BA, ...) on input set r.
+    // Sampling: round r visits the slots in rotated order (AB, BA, ...) on input set r,
+    // until the stopping rule the host timer also follows says stop.
+    const StoppingRule rule(params);
+    StopReason why = StopReason::kContinue;
     auto t_sampling = Clock::now();
     for (std::size_t round = 0;; ++round) {
       const auto t_round = Clock::now();
       for (std::size_t k = 0; k < slots.size(); ++k) {
         Slot& s = slots[(round + k) % slots.size()];
         double us = sampler.sample(s, round % n_sets, use_graph, batch);
-        ++s.taken;
         s.samples_us.push_back(us);
         s.clocks_mhz.push_back(dev_.clock != nullptr ? dev_.clock->sm_clock_mhz() : 0);
       }
       // Between rounds, never inside a timed window (sample() has synchronized the stream;
       // with graphs the outputs are the batch's last call's).
       if (audit != nullptr && !audit->after_round(round % n_sets, us_since(t_round))) break;
-      double elapsed_s = us_since(t_sampling) * 1e-6;
-      bool capped = elapsed_s >= params.max_time_s;
-      bool enough = elapsed_s >= params.min_time_s;
-      for (const Slot& s : slots) {
-        if (s.taken >= params.max_samples) capped = true;
-        if (static_cast<int64_t>(s.samples_us.size()) < params.min_samples) enough = false;
-      }
-      if (capped) break;
-      // The stopping rule sorts every slot's samples; checking every 4th round is plenty.
-      if (enough && round % 4 == 3) {
-        bool quiet = true;
-        for (const Slot& s : slots)
-          if (stats::median_rse(s.samples_us) > params.target_rse) quiet = false;
-        if (quiet) break;
-      }
+      StoppingRule::Samples views;
+      for (const Slot& s : slots) views.emplace_back(s.samples_us);
+      why = rule.after_round(round, views, us_since(t_sampling) * 1e-6);
+      if (why != StopReason::kContinue) break;
     }
+    result.stop_reason = stop_reason_name(why);
 
     if (audit != nullptr) audit->finish(n_sets);
   } catch (const SlotFailed& f) {
