@@ -25,6 +25,8 @@ cat "$T/profile.log" "$T/run.log"
 [ "$rcp" = 0 ] || fail "kgate profile exited $rcp"
 grep -q "no Triton kernels" "$T/profile.log" || fail "kgate profile does not say why there is nothing to search"
 [ "$rc" = 0 ] || fail "kgate run exited $rc"
+grep -q "remeasure vs eager" "$T/run.log" || fail "no re-measure against eager"
+! grep -q "remeasure vs compile:" "$T/run.log" || fail "torch.compile's model, the baseline, was timed again"
 check_consistent "$T/out"
 "$PY" - "$T" <<'PYEOF'
 import glob, json, os, sys
@@ -47,6 +49,9 @@ for p, r in recs.items():
     assert "Triton" in r["reason"], r["reason"]
     assert r["baseline_kind"] == "compile" and r["speedup"] == 1 and r["best_us"] > 0, r
     assert r["eager_us"] > 0 and r["compile_us"] > 0, (p, r["eager_us"], r["compile_us"])
+    # the result is torch.compile's own model, the search's baseline: 1x against it by
+    # definition, not a second timing of it
+    assert r["compile_us"] == r["best_us"], (p, r["compile_us"], r["best_us"])
     assert r["triton_kernels"] == 0 and r["experiments"] == 0, r
     inv = json.load(open(os.path.join(out, "workspaces", p, "inventory.json")))
     assert inv["inventory_version"] == 1 and inv["kernels"] == [], inv
