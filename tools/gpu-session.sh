@@ -11,7 +11,9 @@
 #   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep capture dispatch template aa study timers
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
 #          DISPATCH_AGENT picks its agent kind, default template)
-#   STEP_S_<step>=N caps a step's seconds (defaults below).
+#   STEP_S_<step>=N caps a step's seconds (defaults below): SIGTERM then, SIGKILL 20 s later,
+#   so the archive is packed before the device call's own limit (keep that 60 s above the
+#   sum of the caps).
 set -uo pipefail
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
@@ -72,16 +74,16 @@ export KGATE_NATIVE_BIN="$B/kgate-native"
 
 if has tests; then
   if [ "$prebuilt" = 1 ]; then
-    OUT="$OUT/gpu-check" KGATE_PREBUILT="$root/.devcarry" timeout "$(cap tests 240)" \
+    OUT="$OUT/gpu-check" KGATE_PREBUILT="$root/.devcarry" timeout -k 20 "$(cap tests 240)" \
       bash scripts/gpu-check.sh > "$OUT/gpu-tests.log" 2>&1
   else
-    timeout "$(cap tests 240)" ctest --test-dir "$B" -L gpu --output-on-failure --timeout 300 \
+    timeout -k 20 "$(cap tests 240)" ctest --test-dir "$B" -L gpu --output-on-failure --timeout 300 \
       > "$OUT/gpu-tests.log" 2>&1
   fi
   stamp "gpu tests rc=$?"; tail -25 "$OUT/gpu-tests.log"
 fi
 if has pytest; then
-  KGATE_REQUIRE_GPU=1 timeout "$(cap pytest 240)" python3 -m pytest -q -p no:cacheprovider \
+  KGATE_REQUIRE_GPU=1 timeout -k 20 "$(cap pytest 240)" python3 -m pytest -q -p no:cacheprovider \
     tests/python/test_worker_cuda.py tests/python/test_audit.py > "$OUT/pytest-cuda.log" 2>&1
   stamp "pytest cuda rc=$?"; tail -30 "$OUT/pytest-cuda.log"
 fi
@@ -93,7 +95,7 @@ if has bench; then
     sed "s/^bench: .*/bench: ${BENCH_SHAPE}/" kernelbench/native/softmax.yaml > "$bench_problem"
   fi
   for i in $(seq 1 "${BENCH_RUNS:-2}"); do
-    /usr/bin/time -f "bench wall %e s" timeout "$(cap bench 120)" "$B/kgate" bench \
+    /usr/bin/time -f "bench wall %e s" timeout -k 20 "$(cap bench 120)" "$B/kgate" bench \
       --problem "$bench_problem" --candidate kernelbench/native/starters/softmax.cu \
       --json "$OUT/bench-softmax-$i.json" > "$OUT/bench-softmax-$i.txt" 2>&1
     stamp "bench softmax cuda #$i rc=$?: $(tail -1 "$OUT/bench-softmax-$i.txt")"
@@ -102,14 +104,14 @@ if has bench; then
   tail -30 "$OUT/bench-softmax-1.txt"
 fi
 if has matmul; then
-  /usr/bin/time -f "bench wall %e s" timeout "$(cap matmul 240)" "$B/kgate" bench \
+  /usr/bin/time -f "bench wall %e s" timeout -k 20 "$(cap matmul 240)" "$B/kgate" bench \
     --problem kernelbench/native/matmul.yaml --candidate kernelbench/native/starters/matmul.cu \
     --json "$OUT/bench-matmul.json" > "$OUT/bench-matmul.txt" 2>&1
   stamp "bench matmul cuda rc=$?"; tail -30 "$OUT/bench-matmul.txt"
 fi
 if has doctor; then
   KGATE_STARTERS_DIR="$root/kernelbench/native/starters" \
-    /usr/bin/time -f "doctor wall %e s" timeout "$(cap doctor 240)" "$B/kgate" doctor --backend cuda \
+    /usr/bin/time -f "doctor wall %e s" timeout -k 20 "$(cap doctor 240)" "$B/kgate" doctor --backend cuda \
     --gpu h200 --out "$OUT/doctor.json" > "$OUT/doctor.txt" 2>&1
   stamp "kgate doctor cuda rc=$?"; tail -30 "$OUT/doctor.txt"
 fi
@@ -117,11 +119,11 @@ fi
 # red-team cases, and a KernelBench bench on CUDA inside the sandbox (torch, Triton and
 # the driver must work behind the walls), beside the same bench with KGATE_SANDBOX=off.
 if has sandbox; then
-  KGATE_BIN="$B/kgate" KGATE_NATIVE_BIN="$B/kgate-native" timeout "$(cap sandbox 300)" \
+  KGATE_BIN="$B/kgate" KGATE_NATIVE_BIN="$B/kgate-native" timeout -k 20 "$(cap sandbox 300)" \
     bash tests/e2e/redteam_sandbox.sh > "$OUT/sandbox-redteam.txt" 2>&1
   stamp "sandbox red team rc=$?"; tail -16 "$OUT/sandbox-redteam.txt"
   for mode in on off; do
-    KGATE_SANDBOX=$mode timeout "$(cap sandbox 300)" "$B/kgate" bench --device cuda \
+    KGATE_SANDBOX=$mode timeout -k 20 "$(cap sandbox 300)" "$B/kgate" bench --device cuda \
       --problem tests/fixtures/kernelbench/relu.py --candidate tests/fixtures/kernelbench/candidates/relu_clamp.py \
       --baseline compile > "$OUT/sandbox-kb-$mode.txt" 2>&1
     stamp "sandbox=$mode kernelbench bench (compile baseline) rc=$?"
@@ -131,7 +133,7 @@ fi
 # The KernelBench red-team corpus on a CUDA worker (docs/redteam.md): every case, the
 # `requires: cuda` ones (side streams) included.
 if has redteam; then
-  KGATE_BIN="$B/kgate" KGATE_REQUIRE_GPU=1 KGATE_REDTEAM_CUDA=1 timeout "$(cap redteam 300)" \
+  KGATE_BIN="$B/kgate" KGATE_REQUIRE_GPU=1 KGATE_REDTEAM_CUDA=1 timeout -k 20 "$(cap redteam 300)" \
     python3 -m pytest -q -p no:cacheprovider tests/python/test_redteam.py > "$OUT/redteam-cuda.log" 2>&1
   stamp "red team on CUDA rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/redteam-cuda.log" | tail -12
 fi
@@ -139,7 +141,7 @@ fi
 if has kbbench; then
   for p in ${KB_BENCH:-level1/18_Softmax level2/7_Matmul_Scale_Softmax}; do
     n=$(basename "$p")
-    /usr/bin/time -f "bench wall %e s" timeout "$(cap kbbench 200)" "$B/kgate" bench \
+    /usr/bin/time -f "bench wall %e s" timeout -k 20 "$(cap kbbench 200)" "$B/kgate" bench \
       --problem "kernelbench/$p.py" --candidate "kernelbench/solutions/$p.py" --device cuda \
       --baseline compile --json "$OUT/kbbench-$n.json" > "$OUT/kbbench-$n.txt" 2>&1
     stamp "kgate bench $p (vs torch.compile) rc=$?"; tail -25 "$OUT/kbbench-$n.txt"
@@ -160,13 +162,13 @@ if has kbrun; then
   # Every GPU of the host (one shard each), unless CUDA_VISIBLE_DEVICES pins this step.
   gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
   multi=(); [[ -z "${CUDA_VISIBLE_DEVICES:-}" && "$gpus" == *,* ]] && multi=(--gpus "$gpus")
-  /usr/bin/time -f "run wall %e s" timeout "$(cap kbrun 420)" "$B/kgate" run \
+  /usr/bin/time -f "run wall %e s" timeout -k 20 "$(cap kbrun 420)" "$B/kgate" run \
     "$(short_suite kernelbench-gpu)" --gpu h200 "${multi[@]}" --out "$OUT/kbrun" > "$OUT/kbrun.log" 2>&1
   stamp "kgate run kernelbench-gpu rc=$?"; tail -40 "$OUT/kbrun.log"
   ls "$OUT/kbrun"; cat "$OUT/kbrun"/*.md 2>/dev/null | head -60
 fi
 if has smoke; then
-  /usr/bin/time -f "run wall %e s" timeout "$(cap smoke 300)" "$B/kgate" run \
+  /usr/bin/time -f "run wall %e s" timeout -k 20 "$(cap smoke 300)" "$B/kgate" run \
     "$(SUITE_WALL_S=${SMOKE_WALL_S:-150} MAX_EXPERIMENTS=${SMOKE_EXPERIMENTS:-6} PROBLEM_WALL_S=40 \
        short_suite gpu-smoke)" --gpu h200 --out "$OUT/smoke" > "$OUT/smoke.log" 2>&1
   stamp "kgate run gpu-smoke rc=$?"; tail -30 "$OUT/smoke.log"
@@ -184,7 +186,7 @@ if has onerun; then
   suite=$(SUITE_WALL_S=${ONE_WALL_S:-200} MAX_EXPERIMENTS=${ONE_EXPERIMENTS:-4} \
           PROBLEM_WALL_S=${ONE_WALL_S:-200} PROBLEM_FLOOR_S=60 short_suite gpu-smoke)
   sed -i -e "s/^levels: .*/levels: []\nproblems: [native\/$id]/" -e "s/^id: .*/id: gpu-$id/" "$suite"
-  /usr/bin/time -f "run wall %e s" timeout "$(cap onerun 300)" "$B/kgate" run "$suite" \
+  /usr/bin/time -f "run wall %e s" timeout -k 20 "$(cap onerun 300)" "$B/kgate" run "$suite" \
     --gpu h200 --out "$OUT/onerun-$id" > "$OUT/onerun-$id.log" 2>&1
   stamp "kgate run $id rc=$?"; tail -30 "$OUT/onerun-$id.log"
   [ -n "$copy" ] && rm -f "$copy"
@@ -226,13 +228,13 @@ if has dispatch; then
   export KERNELBENCH_ROOT="${KERNELBENCH_ROOT:-$root/.kb}"
   kb="$KERNELBENCH_ROOT/KernelBench"
   if [ "${DISPATCH_PYTEST:-1}" = 1 ]; then
-    KGATE_REQUIRE_GPU=1 timeout "$(cap dispatch_pytest 150)" python3 -m pytest -q -p no:cacheprovider \
+    KGATE_REQUIRE_GPU=1 timeout -k 20 "$(cap dispatch_pytest 150)" python3 -m pytest -q -p no:cacheprovider \
       tests/python/test_inductor_cuda.py > "$OUT/pytest-inductor.log" 2>&1
     stamp "pytest inductor cuda rc=$?"; tail -5 "$OUT/pytest-inductor.log"
   fi
   for p in ${DISPATCH_PROFILE-level1/23_Softmax level2/37_Matmul_Swish_Sum_GroupNorm}; do
     n=$(basename "$p")
-    /usr/bin/time -f "profile wall %e s" timeout "$(cap dispatch_profile 120)" "$B/kgate" profile "$kb/$p.py" \
+    /usr/bin/time -f "profile wall %e s" timeout -k 20 "$(cap dispatch_profile 120)" "$B/kgate" profile "$kb/$p.py" \
       --json "$OUT/profile-$n.json" > "$OUT/profile-$n.txt" 2>&1
     stamp "kgate profile $p rc=$?"; cat "$OUT/profile-$n.txt"
   done
@@ -246,7 +248,7 @@ if has dispatch; then
     -e "s/^  problem_wall_s: .*/  problem_wall_s: ${PROBLEM_WALL_S:-60}/" \
     -e "s/^  max_experiments: .*/  max_experiments: ${MAX_EXPERIMENTS:-6}/" \
     -e "s/^  kind: .*/  kind: ${DISPATCH_AGENT:-template}/"
-  /usr/bin/time -f "run wall %e s" timeout "$(cap dispatch 420)" "$B/kgate" run "$suite" ${DISPATCH_GPU:+--gpu "$DISPATCH_GPU"} \
+  /usr/bin/time -f "run wall %e s" timeout -k 20 "$(cap dispatch 420)" "$B/kgate" run "$suite" ${DISPATCH_GPU:+--gpu "$DISPATCH_GPU"} \
     "${shard[@]}" --out "$OUT/dispatch" > "$OUT/dispatch.log" 2>&1
   stamp "kgate run kernelbench-official rc=$?"; tail -40 "$OUT/dispatch.log"
   cat "$OUT/dispatch/results.tsv" 2>/dev/null | head -80
@@ -256,7 +258,7 @@ fi
 if has template; then
   # kgate's Triton templates measured on their own (tools/template_study.py): correctness
   # against float64, CUDA-graph replays, counters, and a grid of their tunables.
-  timeout "$(cap template 300)" python3 tools/template_study.py ${TEMPLATE_ARGS:-} --json "$OUT/template-study.json" \
+  timeout -k 20 "$(cap template 300)" python3 tools/template_study.py ${TEMPLATE_ARGS:-} --json "$OUT/template-study.json" \
     > "$OUT/template-study.log" 2>&1
   stamp "template study rc=$?"; grep -v "^  SPLIT" "$OUT/template-study.log" | grep -iv warn | head -30
 fi
@@ -275,13 +277,13 @@ if has aa; then
   if [ -n "${AA_SHARDS:-}" ]; then
     for k in $AA_SHARDS; do
       d="$OUT/aa-${k%%/*}"; mkdir -p "$d"; aa_runs+=("$d")
-      KGATE_WORKER_TRACE="$d/trace.jsonl" /usr/bin/time -f "aa $k wall %e s" timeout "$(cap aa 300)" \
+      KGATE_WORKER_TRACE="$d/trace.jsonl" /usr/bin/time -f "aa $k wall %e s" timeout -k 20 "$(cap aa 300)" \
         "$B/kgate" run "$suite" --gpu h200 --shard "$k" --out "$d" > "$d.log" 2>&1 &
     done
     wait
   else
     mkdir -p "$OUT/aa"; aa_runs=("$OUT/aa")
-    KGATE_WORKER_TRACE="$OUT/aa/trace.jsonl" /usr/bin/time -f "aa wall %e s" timeout "$(cap aa 300)" \
+    KGATE_WORKER_TRACE="$OUT/aa/trace.jsonl" /usr/bin/time -f "aa wall %e s" timeout -k 20 "$(cap aa 300)" \
       "$B/kgate" run "$suite" --gpu h200 "${shard[@]}" --out "$OUT/aa" > "$OUT/aa.log" 2>&1
   fi
   stamp "kgate run kernelbench-official-aa done"
@@ -290,14 +292,14 @@ if has aa; then
   rm -f "$suite"
 fi
 if has study; then
-  timeout "$(cap study 420)" "$B/kgate_measure_study" --root "$root" --native "$B/kgate-native" \
+  timeout -k 20 "$(cap study 420)" "$B/kgate_measure_study" --root "$root" --native "$B/kgate-native" \
     --classes "${STUDY_CLASSES:-500us,5ms}" --trials "${TRIALS:-100}" \
     --out "$OUT/measure_study.json" 2>&1 | tee "$OUT/measure_study.txt"
   stamp "measure study done"
 fi
 if has timers; then
   TIMER_CLASSES="${TIMER_CLASSES:-500us,5ms}" REPEATS="${REPEATS:-10}" \
-    timeout "$(cap timers 300)" python3 tools/timer_study.py "$OUT" 2>&1 | tail -20
+    timeout -k 20 "$(cap timers 300)" python3 tools/timer_study.py "$OUT" 2>&1 | tail -20
   stamp "timer study done"
 fi
 # Pack everything (workspaces excluded: git repos of every experiment are large).
