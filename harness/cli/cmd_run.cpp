@@ -110,9 +110,10 @@ std::string config_hash(const std::string& suite_path, const std::vector<const c
 // A report that cannot be written never hides the run's own exit status.
 // A report that cannot be written is an infrastructure error, never a warning behind exit
 // 0: a pipeline reading the JUnit or the Markdown would find nothing, or last night's.
-ExitCode write_reports_hook(const std::string& out) {
+ExitCode write_reports_hook(const std::string& out, bool* written = nullptr) {
   try {
     report::WrittenReports w = report::write_reports(out);
+    if (written != nullptr) *written = true;
     return w.exit_code;
   } catch (const Error& e) {
     log::error(std::string("reports: ") + e.what());
@@ -124,6 +125,26 @@ ExitCode write_reports_hook(const std::string& out) {
 }
 
 
+
+// An interrupted run's reports (a CI job's timeout: SIGTERM): the finished problems' results,
+// and every planned problem without one as an error "(interrupted)", so the job still
+// publishes its JUnit. The exit stays 130 whatever they say, and no history is written (a
+// partial run is not a night's result); `--resume` rewrites them whole.
+void write_interrupted_reports(const std::string& out) {
+  std::error_code ec;
+  bool any = false;
+  for (fs::directory_iterator it(fs::path(out) / "results", ec), end; !ec && it != end && !any; it.increment(ec))
+    any = it->path().extension() == ".json";
+  if (!any) {
+    log::info("interrupted before any problem finished: no reports");
+    return;
+  }
+  bool written = false;
+  (void)write_reports_hook(out, &written);
+  if (written)
+    log::info("interrupted: the reports in " + out + " hold the finished problems; the others are errors there "
+              "until --resume finishes them");
+}
 
 // Records the finished run in OUT into the history database, when there is one. A
 // history that cannot be written is an infrastructure error: the results are in OUT, but
@@ -485,6 +506,8 @@ ExitCode cmd_run(const RunOptions& o) {
     // A shard is recorded once merged (`kgate report --from MERGED --db`): its records
     // alone would stand for the whole run.
     if (o.shard.empty()) summary.code = worse(summary.code, record_history(o, o.out));
+  } else {
+    write_interrupted_reports(o.out);
   }
 
   int improved = 0;
