@@ -50,8 +50,7 @@ extern "C" void on_signal(int sig) {
 class GatesEvaluator : public search::CandidateEvaluator {
  public:
   GatesEvaluator(config::NativeProblem problem, gates::EvalOptions options)
-      : baseline_is_compile_(problem.kernelbench_mode == "compiled" && problem.kernelbench_baseline == "compile"),
-        eval_(std::move(problem), std::move(options)) {}
+      : baseline_is_compile_(problem.baseline_is_default_compile()), eval_(std::move(problem), std::move(options)) {}
   gates::CandidateVerdict evaluate(const std::string& candidate, const search::Point& defines,
                                    const std::string& baseline) override {
     return eval_.evaluate(candidate, defines, baseline);

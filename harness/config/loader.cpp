@@ -921,22 +921,28 @@ std::optional<FileKind> file_kind_by_keys(const std::string& path) {
     return std::nullopt;
   }
   if (!root.IsMap()) return std::nullopt;
-  // Keys only one kind has (a GPU target's and a suite's `gpus`-free ones, a level's
-  // `root`, a problem's `op`).
-  static const std::vector<std::pair<FileKind, std::vector<std::string>>> kOwn = {
-      {FileKind::kSuite, {"levels", "problems", "budget", "agent", "gates", "measurement", "fail_on"}},
-      {FileKind::kGpu, {"match", "sm_count", "l2_bytes", "memory_bytes", "peak_bandwidth_gbps", "peak_tflops"}},
-      {FileKind::kLevel, {"root", "select", "glob", "solutions", "starter"}},
-      {FileKind::kProblem, {"op", "bench", "host_bench", "sweep", "dtypes", "bench_dtype", "starters"}},
+  // A kind's own keys: those of its parser's key list that no other kind's list has (a
+  // suite's `levels`, a GPU target's `match`, a level's `root`, a problem's `op`; `id`,
+  // `backend` or `problems` say nothing).
+  static const std::vector<std::pair<FileKind, const std::vector<std::string>*>> kKeys = {
+      {FileKind::kSuite, &kSuiteKeys}, {FileKind::kGpu, &kGpuKeys},
+      {FileKind::kLevel, &kLevelKeys}, {FileKind::kProblem, &kProblemKeys}};
+  auto owned_by = [](const std::string& key) -> std::optional<FileKind> {
+    std::optional<FileKind> owner;
+    for (const auto& [kind, keys] : kKeys) {
+      if (std::find(keys->begin(), keys->end(), key) == keys->end()) continue;
+      if (owner) return std::nullopt;  // shared by two kinds
+      owner = kind;
+    }
+    return owner;
   };
   std::optional<FileKind> found;
-  for (const auto& [kind, keys] : kOwn) {
-    bool has = false;
-    for (const auto& kv : root)
-      if (kv.first.IsScalar() && std::find(keys.begin(), keys.end(), kv.first.Scalar()) != keys.end()) has = true;
-    if (!has) continue;
-    if (found) return std::nullopt;  // keys of two kinds: say so rather than guess
-    found = kind;
+  for (const auto& kv : root) {
+    if (!kv.first.IsScalar()) continue;
+    const std::optional<FileKind> k = owned_by(kv.first.Scalar());
+    if (!k) continue;
+    if (found && *found != *k) return std::nullopt;  // keys of two kinds: say so rather than guess
+    found = k;
   }
   return found;
 }

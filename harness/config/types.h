@@ -83,6 +83,12 @@ struct NativeProblem {
   std::string kernelbench_mode = "model";
   double atol = 1e-2;  // kernelbench: correctness tolerance (KernelBench's float32 default)
   double rtol = 1e-2;
+
+  // Compiled mode against torch.compile's default model: that model is the search's
+  // baseline, so the final re-measure is also the vs-compile number (never timed twice).
+  bool baseline_is_default_compile() const {
+    return kind == "kernelbench" && kernelbench_mode == "compiled" && kernelbench_baseline == "compile";
+  }
 };
 
 // A KernelBench problem from its file: id "<level>/<name>" (or the file stem).

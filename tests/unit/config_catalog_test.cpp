@@ -280,6 +280,8 @@ TEST(ConfigCatalog, ASuiteOutsideSuitesIsToldByItsKeys) {
   EXPECT_EQ(cat.suites[0].id, "minimal");
   EXPECT_EQ(file_kind_by_keys(fixture("good/configs/gpus/big-gpu.yaml")), FileKind::kGpu);
   EXPECT_EQ(file_kind_by_keys(fixture("good/configs/levels/nat.yaml")), FileKind::kLevel);
+  // `problems` is a suite's key and a level's: a level picking its problems is a level
+  EXPECT_EQ(file_kind_by_keys(fixture("good/configs/levels/nat-pick.yaml")), FileKind::kLevel);
   EXPECT_EQ(file_kind_by_keys(fixture("fake_op/odd.yaml")), FileKind::kProblem);
   fs::remove_all(root);
 }
