@@ -9,7 +9,6 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
-#include "core/sandbox.h"
 #include "core/paths.h"
 #include "config/loader.h"
 #include "gates/case_plan.h"
@@ -96,9 +95,6 @@ struct Evaluator::Impl {
   bool compiled() const { return kernelbench() && problem.kernelbench_mode == "compiled"; }
 
   worker::WorkerSpec spec() const {
-    worker::WorkerSpec s;
-    if (kernelbench()) s = worker::python_worker_spec();
-    else s.argv = {worker::locate_native_bin(opt.native_bin)};
     // The sandbox: the worker writes its compile cache, a compiled-mode workspace (the
     // kernel files and template offers of the inventory) and what opt.writable names.
     std::vector<std::string> writable = opt.writable;
@@ -109,7 +105,9 @@ struct Evaluator::Impl {
       writable.push_back(fs::path(paths::absolute(trace)).parent_path().string());
     // A native host worker runs the candidate in its own address space: a huge allocation
     // fails there (a bad_alloc, a crash) instead of pushing the runner into swap.
-    worker::sandbox_worker(s, writable, kernelbench() || opt.backend != "host" ? 0 : core::host_address_space_cap());
+    if (!kernelbench()) return worker::native_worker_spec(opt.backend, writable, opt.native_bin);
+    worker::WorkerSpec s = worker::python_worker_spec();
+    worker::sandbox_worker(s, writable);
     return s;
   }
 

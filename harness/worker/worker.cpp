@@ -549,10 +549,11 @@ std::string locate_native_bin(const std::string& explicit_path) {
   throw InfraError(msg + ")");
 }
 
-WorkerSpec native_worker_spec(const std::string& backend) {
+WorkerSpec native_worker_spec(const std::string& backend, const std::vector<std::string>& writable,
+                              const std::string& explicit_bin) {
   WorkerSpec spec;
-  spec.argv = {locate_native_bin("")};
-  sandbox_worker(spec, {}, backend == "host" ? core::host_address_space_cap() : 0);
+  spec.argv = {locate_native_bin(explicit_bin)};
+  sandbox_worker(spec, writable, backend == "host" ? core::host_address_space_cap() : 0);
   return spec;
 }
 

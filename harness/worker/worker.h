@@ -137,9 +137,11 @@ WorkerSpec python_worker_spec();
 // out of its environment; an address-space cap when max_address_space > 0.
 void sandbox_worker(WorkerSpec& w, const std::vector<std::string>& writable, std::uint64_t max_address_space = 0);
 
-// kgate-native for `backend` ("host" | "cuda") behind the walls a run gives it: the
-// sandbox, writable nowhere beyond its scratch, and on the host the address-space cap.
-WorkerSpec native_worker_spec(const std::string& backend);
+// kgate-native (`explicit_bin`, else as locate_native_bin finds it) for `backend` ("host" |
+// "cuda") behind the walls a run gives it: the sandbox, writable only beneath `writable`
+// and its scratch, and on the host the address-space cap.
+WorkerSpec native_worker_spec(const std::string& backend, const std::vector<std::string>& writable = {},
+                              const std::string& explicit_bin = "");
 
 // Where kgate-native lives: `explicit_path`, else $KGATE_NATIVE_BIN, else beside the
 // running executable (/proc/self/exe). Throws InfraError naming every place tried.
