@@ -129,12 +129,8 @@ ExitCode write_reports_hook(const std::string& out, bool* written = nullptr) {
 // and every planned problem without one as an error "(interrupted)", so the job still
 // publishes its JUnit. The exit stays 130 whatever they say, and no history is written (a
 // partial run is not a night's result); `--resume` rewrites them whole.
-void write_interrupted_reports(const std::string& out) {
-  std::error_code ec;
-  bool any = false;
-  for (fs::directory_iterator it(fs::path(out) / "results", ec), end; !ec && it != end && !any; it.increment(ec))
-    any = it->path().extension() == ".json";
-  if (!any) {
+void write_interrupted_reports(const std::string& out, const search::RunSummary& summary) {
+  if (summary.results.empty()) {  // finished ones, this run's and those it resumed
     log::info("interrupted before any problem finished: no reports");
     return;
   }
@@ -506,7 +502,7 @@ ExitCode cmd_run(const RunOptions& o) {
     // alone would stand for the whole run.
     if (o.shard.empty()) summary.code = worse(summary.code, record_history(o, o.out));
   } else {
-    write_interrupted_reports(o.out);
+    write_interrupted_reports(o.out, summary);
   }
 
   int improved = 0;
