@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <set>
 
@@ -43,6 +44,7 @@ constexpr long kSysAddRule = 445;
 constexpr long kSysRestrictSelf = 446;
 constexpr std::uint32_t kCreateRulesetVersion = 1U << 0;
 constexpr int kRulePathBeneath = 1;
+constexpr unsigned kRestrictSelfTsync = 1U << 3;  // ABI 8: every thread of the process
 
 // Write-side file rights, by the ABI that introduced them. Reading and executing are
 // never restricted (the candidate reads its inputs, Python its modules).
@@ -301,6 +303,42 @@ SandboxPlan prepare_sandbox(const Sandbox& s) {
     }
   }
   return p;
+}
+
+std::string narrow_writes_in_process(const std::vector<std::string>& dirs, bool* every_thread) {
+  if (every_thread) *every_thread = false;
+  const int abi = sandbox_support().landlock_abi;
+  if (abi == 0) return "no Landlock: " + sandbox_support().landlock_note;
+  RulesetAttr attr{};
+  attr.handled_access_fs = fs_rights(abi);
+  const long fd = ::syscall(kSysCreateRuleset, &attr, attr_size(abi), 0U);
+  if (fd < 0) return std::string("cannot create a Landlock ruleset: ") + std::strerror(errno);
+  const int rfd = static_cast<int>(fd);
+  std::string why;
+  std::vector<std::string> all = dirs;
+  all.emplace_back("/proc/self");  // the CUDA driver writes beneath it (see apply_in_child)
+  for (const std::string& dir : all) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (const int e = allow_beneath(rfd, dir.c_str(), attr.handled_access_fs); e != 0) {
+      why = "cannot allow writes beneath " + dir + ": " + std::strerror(e < 0 ? -e : e);
+      break;
+    }
+  }
+  // no_new_privs is already set in a sandboxed worker; Landlock requires it of a process
+  // without CAP_SYS_ADMIN.
+  if (why.empty() && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    why = std::string("cannot set no_new_privs: ") + std::strerror(errno);
+  const unsigned flags = abi >= 8 ? kRestrictSelfTsync : 0U;
+  if (why.empty() && ::syscall(kSysRestrictSelf, rfd, flags) != 0)
+    why = std::string("cannot restrict the process: ") + std::strerror(errno);
+  ::close(rfd);
+  if (why.empty() && every_thread) {
+    std::error_code ec;
+    const auto n = std::distance(fs::directory_iterator("/proc/self/task", ec), fs::directory_iterator());
+    *every_thread = flags != 0 || (!ec && n == 1);
+  }
+  return why;
 }
 
 void release(SandboxPlan& plan) {

@@ -81,6 +81,17 @@ std::uint64_t host_memory_available(const std::string& meminfo = "/proc/meminfo"
 //  signals: scoped; limits: nofile 4096, core 0; environment: secrets removed".
 std::string describe(const Sandbox& s);
 
+// A further Landlock layer on the calling process and everything it starts later: from
+// now on it may create, change and remove files only beneath `dirs` (created when
+// missing) and its own /proc/<pid>. Layers only narrow what earlier ones allowed. A worker
+// calls it before it first runs code it did not write (the compiled candidate), so the
+// shared caches it wrote until then become read-only to that code. "" when applied, else
+// why not ("no Landlock: ..." when the kernel has none). `every_thread` says whether the
+// layer holds for every thread: threads that already exist are covered from Landlock ABI 8
+// (TSYNC) on; before that only the calling thread and the threads it starts later are,
+// which is all of a single-threaded process.
+std::string narrow_writes_in_process(const std::vector<std::string>& dirs, bool* every_thread = nullptr);
+
 // ---- used by core::spawn ---------------------------------------------------------------
 
 // Prepared in the parent before fork; apply_in_child() only makes system calls.

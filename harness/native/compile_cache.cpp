@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <system_error>
 
 #include "core/error.h"
+#include "core/sandbox.h"
 
 namespace kgate::native {
 
@@ -18,20 +20,62 @@ std::string default_cache_dir() {
   return "/tmp/kgate-cache";
 }
 
+namespace {
+std::string& sealed_dir_ref() {
+  static std::string dir;
+  return dir;
+}
+}  // namespace
+
+const std::string& sealed_dir() { return sealed_dir_ref(); }
+
+void seal_before_loading() {
+  static bool tried = false;
+  if (tried) return;
+  tried = true;
+  const char* want = std::getenv("KGATE_WORKER_SEAL");
+  if (!want || std::string(want) != "1") return;
+  const char* t = std::getenv("TMPDIR");
+  const std::string own = std::string(t && *t ? t : "/tmp") + "/kgate-worker-" + std::to_string(::getpid());
+  bool every_thread = false;
+  const std::string why = core::narrow_writes_in_process({own, "/dev"}, &every_thread);
+  if (!why.empty()) {
+    const char* mode = std::getenv("KGATE_SANDBOX");
+    const std::string msg = "sandbox: the compile cache stays writable to candidate code: " + why;
+    if (mode && std::string(mode) == "strict") throw InfraError(msg + " (KGATE_SANDBOX=strict)");
+    std::fprintf(stderr, "kgate-native: %s\n", msg.c_str());
+    return;
+  }
+  if (!every_thread)
+    std::fprintf(stderr, "kgate-native: sandbox: the compile cache is read-only to the loading thread and "
+                         "the threads it starts; threads that already ran keep the spawn-time walls "
+                         "(Landlock ABI < 8)\n");
+  sealed_dir_ref() = own;
+  ::setenv("TMPDIR", own.c_str(), 1);  // the compilers' temporary files
+}
+
 CompileCache::CompileCache(const std::string& root, const std::string& backend)
-    : dir_(fs::path(root.empty() ? default_cache_dir() : root) / backend) {
+    : dir_(fs::path(root.empty() ? default_cache_dir() : root) / backend),
+      write_dir_(sealed_dir().empty() ? dir_ : fs::path(sealed_dir()) / "cache" / backend) {
   std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) throw InfraError("cannot create cache directory " + dir_.string() + ": " + ec.message());
+  fs::create_directories(write_dir_, ec);
+  if (ec) throw InfraError("cannot create cache directory " + write_dir_.string() + ": " + ec.message());
 }
 
 fs::path CompileCache::entry(const std::string& hash, const std::string& ext) const {
-  return dir_ / (hash + ext);
+  return write_dir_ / (hash + ext);
+}
+
+fs::path CompileCache::find(const std::string& hash, const std::string& ext) const {
+  std::error_code ec;
+  for (const fs::path& d : {dir_, write_dir_})
+    if (fs::exists(d / (hash + ext), ec)) return d / (hash + ext);
+  return {};
 }
 
 fs::path CompileCache::temp(const std::string& hash, const std::string& ext) const {
   static std::atomic<unsigned> counter{0};
-  return dir_ / (hash + ext + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  return write_dir_ / (hash + ext + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
 }
 
 std::string CompileCache::publish(const fs::path& tmp, const fs::path& entry) {

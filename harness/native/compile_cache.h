@@ -3,6 +3,11 @@
 // files under <root>/<backend>/, shared by concurrent runners. Every file is written
 // under a name unique to its process and call and renamed into place, the object last, so
 // a present object is a complete entry.
+//
+// Once a sandboxed worker has loaded compiled code (seal_before_loading), the cache is
+// read-only to it: it still finds the entries written before, and writes new ones to a
+// directory of its own, so nothing a candidate does can plant or replace an object that
+// another worker loads.
 #include <filesystem>
 #include <string>
 
@@ -18,16 +23,30 @@ class CompileCache {
   // throws InfraError naming it: the machine's fault, never the candidate's.
   CompileCache(const std::string& root, const std::string& backend);
 
-  const std::filesystem::path& dir() const { return dir_; }
-  // <dir>/<hash><ext>
+  // Where entries are written: <root>/<backend>, or the worker's own directory once sealed.
+  const std::filesystem::path& dir() const { return write_dir_; }
+  // <dir>/<hash><ext>: where the entry is written.
   std::filesystem::path entry(const std::string& hash, const std::string& ext) const;
+  // The entry where it exists (the shared directory first, then the worker's own), else "".
+  std::filesystem::path find(const std::string& hash, const std::string& ext) const;
   // A name beside entry(hash, ext) no other process or call uses: "<hash><ext>.tmp-<pid>-<n>".
   std::filesystem::path temp(const std::string& hash, const std::string& ext) const;
   // Renames `tmp` onto `entry`: "" when done, else the system's reason (`tmp` removed).
   static std::string publish(const std::filesystem::path& tmp, const std::filesystem::path& entry);
 
  private:
-  std::filesystem::path dir_;
+  std::filesystem::path dir_;        // <root>/<backend>
+  std::filesystem::path write_dir_;  // dir_, or <own>/<backend> once sealed
 };
+
+// Called before a compiled slot module is loaded (its constructors run at dlopen). The
+// first call in a sandboxed worker (KGATE_WORKER_SEAL=1, set by kgate) narrows the
+// process's writes to a directory of its own, <TMPDIR>/kgate-worker-<pid> (then its
+// TMPDIR), and /dev (core::narrow_writes_in_process); elsewhere, and on later calls, it
+// does nothing. When the layer cannot be built it says why on stderr once and goes on,
+// unless KGATE_SANDBOX=strict (InfraError).
+void seal_before_loading();
+// The worker's own directory once sealed, else "".
+const std::string& sealed_dir();
 
 }  // namespace kgate::native

@@ -16,6 +16,7 @@
 
 #include "core/file_io.h"
 #include "core/log.h"
+#include "native/compile_cache.h"
 #include "native/stopping_rule.h"
 
 namespace kgate::native {
@@ -162,6 +163,7 @@ protocol::CompileResult HostBackend::compile(const std::string& source_path,
   if (!out.ok) return res;
 
   std::string err;
+  seal_before_loading();
   auto m = SharedObjectModule::load(out.so_path, "kgate_run", &err);
   if (!m) {
     res.log += (res.log.empty() || res.log.back() == '\n' ? "" : "\n") + err + "\n";

@@ -145,14 +145,15 @@ HostCompileOutput HostCompiler::compile(const HostCompileRequest& req) {
 
   const CompileCache cache(req.cache_dir, "host");  // InfraError when it cannot be made
   std::error_code ec;
-  fs::path so = cache.entry(hash, ".so");
-  out.so_path = so.string();
-  if (fs::exists(so)) {
+  if (const fs::path hit = cache.find(hash, ".so"); !hit.empty()) {
+    out.so_path = hit.string();
     out.ok = true;
     out.cache_hit = true;
-    out.log = core::read_file(cache.entry(hash, ".log").string()).bytes;
+    out.log = core::read_file(fs::path(hit).replace_extension(".log").string()).bytes;
     return finish();
   }
+  fs::path so = cache.entry(hash, ".so");
+  out.so_path = so.string();
 
   fs::path src_tmp = cache.temp(hash, ".cpp");
   fs::path so_tmp = cache.temp(hash, ".so");

@@ -690,6 +690,9 @@ void sandbox_worker(WorkerSpec& w, const std::vector<std::string>& writable, std
   w.sandbox.writable = dirs;
   w.sandbox.max_address_space = max_address_space;
   w.env["TMPDIR"] = sandbox_scratch();
+  // kgate-native narrows its own writes before it first loads a compiled slot, so the
+  // compile cache is read-only to candidate code (native/compile_cache.h).
+  w.env["KGATE_WORKER_SEAL"] = "1";
   // Said once per kind of worker and run, so a log shows what held.
   static std::mutex said_mu;
   static std::set<std::string> said;

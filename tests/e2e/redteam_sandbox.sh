@@ -105,6 +105,30 @@ EOF
   done
 fi
 
+# ---- files: the compile cache ----
+# The baseline is compiled and loaded first, its object published to the shared cache;
+# from that load on the worker's writes are narrowed, so the candidate (compiled after it,
+# into the worker's own directory) cannot plant an object there for a later worker.
+if has "writable only beneath"; then
+  CACHE="$XDG_CACHE_HOME/kgate/host"
+  c="$(mk write_problem TARGET="$CACHE/planted-by-candidate.so")"
+  bench plant_cache "$c"
+  if [ "$RC" = 0 ] && [ ! -e "$CACHE/planted-by-candidate.so" ] && ls "$CACHE"/*.so >/dev/null 2>&1; then
+    ok "files: nothing planted in the compile cache, which still holds the baseline's object"
+  else fail "files: compile cache: exit $RC, planted: $([ -e "$CACHE/planted-by-candidate.so" ] && echo yes || echo no)" "$TMP/plant_cache.out"; fi
+  # A second bench of the same pair: the baseline's object is found in the shared cache
+  # (the seal keeps the cache readable), the candidate compiles again in its own worker.
+  bench plant_cache_again "$c" KGATE_LOG_LEVEL=debug
+  if [ "$RC" = 0 ] && [ ! -e "$CACHE/planted-by-candidate.so" ]; then ok "files: a second run still finds the cache and plants nothing"
+  else fail "files: compile cache (second run): exit $RC" "$TMP/plant_cache_again.out"; fi
+  bench plant_cache_off "$c" KGATE_SANDBOX=off
+  if [ "$RC" = 1 ] && [ -e "$CACHE/planted-by-candidate.so" ]; then ok "files (control, sandbox off): the object is planted"
+  else fail "files control: compile cache: exit $RC" "$TMP/plant_cache_off.out"; fi
+  rm -f "$CACHE/planted-by-candidate.so"
+else
+  echo "skip compile cache: $SANDBOX"
+fi
+
 # ---- network ----
 if has "network: none" || has "network: no TCP"; then
   PORTFILE="$TMP/port" HITS="$TMP/hits"

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -97,6 +98,42 @@ TEST(Sandbox, ItsOwnProcEntryStaysWritable) {
   EXPECT_NE(r.out.find("kgate-own"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("own-adj"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("parent-denied"), std::string::npos) << r.out;
+}
+
+// A worker narrows its own writes before it loads candidate code: in a forked child (the
+// layer is for good), writes beneath the kept directory and its own /proc entry still
+// work, the directory it could write until then (the compile cache) is read-only, and a
+// thread started afterwards is bound too. Without the call, the same writes get through.
+TEST(Sandbox, AProcessNarrowsItsOwnWritesForGood) {
+  if (core::sandbox_support().landlock_abi == 0) GTEST_SKIP() << core::sandbox_support().landlock_note;
+  TempDir t;
+  const fs::path cache = t.path / "cache", own = t.path / "own";
+  fs::create_directories(cache);
+  auto attempt = [&](bool narrow) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      int code = 0;
+      bool every = false;
+      if (narrow && !core::narrow_writes_in_process({own.string()}, &every).empty()) ::_exit(90);
+      if (narrow && !every) code |= 64;  // single-threaded here: the layer must hold for all
+      if (!std::ofstream(own / "kept.o").put('k')) code |= 1;
+      if (std::ofstream(cache / "planted.so").put('p')) code |= 2;
+      std::thread th([&] { if (std::ofstream(cache / "from-thread.so").put('p')) code |= 4; });
+      th.join();
+      if (!std::ofstream("/proc/self/comm").write("kgate-own", 9)) code |= 8;
+      ::_exit(code);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(attempt(true), 0) << "bits: 1 own dir denied, 2 cache written, 4 cache written by a thread, "
+                                 "8 /proc/self denied, 64 not every thread, 90 no layer";
+  EXPECT_TRUE(fs::exists(own / "kept.o"));
+  EXPECT_FALSE(fs::exists(cache / "planted.so"));
+  EXPECT_FALSE(fs::exists(cache / "from-thread.so"));
+  EXPECT_EQ(attempt(false), 2 | 4);  // the control: nothing narrowed, both writes land
+  EXPECT_TRUE(fs::exists(cache / "planted.so"));
 }
 
 TEST(Sandbox, NoNetwork) {

@@ -30,6 +30,7 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 // Loads `path` and finds kgate_run. Returns "" on success, else why not.
 std::string load_module(const std::string& path, std::shared_ptr<Module>* module) {
+  seal_before_loading();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* e = dlerror();
@@ -144,15 +145,15 @@ protocol::CompileResult CudaCompiler::compile(const std::string& source_path,
   std::error_code ec;
   fs::path so = cache.entry(hash, ".so");
 
-  if (fs::exists(so)) {
-    std::string why = load_module(so.string(), module);
+  if (const fs::path hit = cache.find(hash, ".so"); !hit.empty()) {
+    std::string why = load_module(hit.string(), module);
     if (why.empty()) {
       result.compiled = true;
       result.cache_hit = true;
       result.compile_ms = elapsed_ms();
       return result;
     }
-    // A damaged cache entry: rebuild it.
+    // A damaged cache entry: rebuild it (where this worker writes).
     fs::remove(so, ec);
   }
 
