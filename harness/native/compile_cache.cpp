@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <system_error>
+#include <vector>
 
 #include "core/error.h"
 #include "core/sandbox.h"
@@ -37,8 +38,14 @@ void seal_before_loading() {
   if (!want || std::string(want) != "1") return;
   const char* t = std::getenv("TMPDIR");
   const std::string own = std::string(t && *t ? t : "/tmp") + "/kgate-worker-" + std::to_string(::getpid());
+  // The CUDA driver's JIT cache stays writable: whether the driver loads a module whose
+  // JIT result it cannot store has not been tried on a GPU yet (its entries are keyed by
+  // the PTX, a narrower target than the compile cache's).
+  std::vector<std::string> keep = {own, "/dev"};
+  if (const char* c = std::getenv("CUDA_CACHE_PATH"); c && *c) keep.emplace_back(c);
+  else if (const char* h = std::getenv("HOME"); h && *h) keep.push_back(std::string(h) + "/.nv");
   bool every_thread = false;
-  const std::string why = core::narrow_writes_in_process({own, "/dev"}, &every_thread);
+  const std::string why = core::narrow_writes_in_process(keep, &every_thread);
   if (!why.empty()) {
     const char* mode = std::getenv("KGATE_SANDBOX");
     const std::string msg = "sandbox: the compile cache stays writable to candidate code: " + why;

@@ -42,7 +42,8 @@ class CompileCache {
 // Called before a compiled slot module is loaded (its constructors run at dlopen). The
 // first call in a sandboxed worker (KGATE_WORKER_SEAL=1, set by kgate) narrows the
 // process's writes to a directory of its own, <TMPDIR>/kgate-worker-<pid> (then its
-// TMPDIR), and /dev (core::narrow_writes_in_process); elsewhere, and on later calls, it
+// TMPDIR), /dev and the CUDA driver's JIT cache (core::narrow_writes_in_process);
+// elsewhere, and on later calls, it
 // does nothing. When the layer cannot be built it says why on stderr once and goes on,
 // unless KGATE_SANDBOX=strict (InfraError).
 void seal_before_loading();
