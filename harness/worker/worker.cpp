@@ -554,6 +554,18 @@ WorkerSpec native_worker_spec(const std::string& backend, const std::vector<std:
   WorkerSpec spec;
   spec.argv = {locate_native_bin(explicit_bin)};
   sandbox_worker(spec, writable, backend == "host" ? core::host_address_space_cap() : 0);
+  if (spec.sandbox.enabled && !spec.sandbox.writable.empty()) {
+    // kgate-native narrows its own writes before it first loads a compiled slot, so the
+    // compile cache is read-only to candidate code (native/compile_cache.h).
+    spec.env["KGATE_WORKER_SEAL"] = "1";
+    static std::once_flag said;
+    std::call_once(said, [] {
+      const int abi = core::sandbox_support().landlock_abi;
+      if (abi == 0) return;  // no file wall at all: the sandbox line says so
+      log::info(std::string("sandbox: kgate-native makes the compile cache read-only before it loads a "
+                            "candidate (") + (abi >= 8 ? "every thread" : "the loading thread and the threads it starts; Landlock ABI " + std::to_string(abi) + " < 8") + ")");
+    });
+  }
   return spec;
 }
 
@@ -690,9 +702,6 @@ void sandbox_worker(WorkerSpec& w, const std::vector<std::string>& writable, std
   w.sandbox.writable = dirs;
   w.sandbox.max_address_space = max_address_space;
   w.env["TMPDIR"] = sandbox_scratch();
-  // kgate-native narrows its own writes before it first loads a compiled slot, so the
-  // compile cache is read-only to candidate code (native/compile_cache.h).
-  w.env["KGATE_WORKER_SEAL"] = "1";
   // Said once per kind of worker and run, so a log shows what held.
   static std::mutex said_mu;
   static std::set<std::string> said;

@@ -321,6 +321,25 @@ TEST(SandboxWorker, InductorCompilesInTheWorkerBehindTheFileWall) {
   else ::unsetenv("KGATE_SANDBOX");
 }
 
+// kgate-native seals its compile cache at its first load only when kgate asks
+// (KGATE_WORKER_SEAL=1): in a sandboxed native worker, never in the Python worker (which
+// does not seal yet) or with the sandbox off.
+TEST(SandboxWorker, OnlyASandboxedNativeWorkerIsAskedToSealItsCache) {
+  const char* old = std::getenv("KGATE_SANDBOX");
+  const std::string saved = old ? old : "";
+  const std::string bin = KGATE_DEFAULT_NATIVE_BIN;
+  ::setenv("KGATE_SANDBOX", "on", 1);
+  WorkerSpec native = native_worker_spec("host", {}, bin);
+  EXPECT_EQ(native.env["KGATE_WORKER_SEAL"], "1");
+  WorkerSpec python;
+  sandbox_worker(python, {});
+  EXPECT_EQ(python.env.count("KGATE_WORKER_SEAL"), 0u);
+  ::setenv("KGATE_SANDBOX", "off", 1);
+  EXPECT_EQ(native_worker_spec("host", {}, bin).env.count("KGATE_WORKER_SEAL"), 0u);
+  if (old) ::setenv("KGATE_SANDBOX", saved.c_str(), 1);
+  else ::unsetenv("KGATE_SANDBOX");
+}
+
 TEST_F(WorkerTest, ExitStatusIsReported) {
   Worker w(spec({{"FAKE_EXIT_OP", "time"}}));
   ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
