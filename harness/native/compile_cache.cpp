@@ -22,13 +22,12 @@ std::string default_cache_dir() {
 }
 
 namespace {
-std::string& sealed_dir_ref() {
+// The worker's own directory once sealed, else "".
+std::string& sealed_dir() {
   static std::string dir;
   return dir;
 }
 }  // namespace
-
-const std::string& sealed_dir() { return sealed_dir_ref(); }
 
 void seal_before_loading() {
   static bool tried = false;
@@ -47,9 +46,8 @@ void seal_before_loading() {
   bool every_thread = false;
   const std::string why = core::narrow_writes_in_process(keep, &every_thread);
   if (!why.empty()) {
-    const char* mode = std::getenv("KGATE_SANDBOX");
     const std::string msg = "sandbox: the compile cache stays writable to candidate code: " + why;
-    if (mode && std::string(mode) == "strict") throw InfraError(msg + " (KGATE_SANDBOX=strict)");
+    if (core::sandbox_from_env().strict) throw InfraError(msg + " (KGATE_SANDBOX=strict)");
     std::fprintf(stderr, "kgate-native: %s\n", msg.c_str());
     return;
   }
@@ -57,7 +55,7 @@ void seal_before_loading() {
     std::fprintf(stderr, "kgate-native: sandbox: the compile cache is read-only to the loading thread and "
                          "the threads it starts; threads that already ran keep the spawn-time walls "
                          "(Landlock ABI < 8)\n");
-  sealed_dir_ref() = own;
+  sealed_dir() = own;
   ::setenv("TMPDIR", own.c_str(), 1);  // the compilers' temporary files
 }
 
@@ -75,7 +73,8 @@ fs::path CompileCache::entry(const std::string& hash, const std::string& ext) co
 
 fs::path CompileCache::find(const std::string& hash, const std::string& ext) const {
   std::error_code ec;
-  for (const fs::path& d : {dir_, write_dir_})
+  // The worker's own entry first: one it rebuilt over a damaged shared entry.
+  for (const fs::path& d : {write_dir_, dir_})
     if (fs::exists(d / (hash + ext), ec)) return d / (hash + ext);
   return {};
 }

@@ -27,7 +27,7 @@ class CompileCache {
   const std::filesystem::path& dir() const { return write_dir_; }
   // <dir>/<hash><ext>: where the entry is written.
   std::filesystem::path entry(const std::string& hash, const std::string& ext) const;
-  // The entry where it exists (the shared directory first, then the worker's own), else "".
+  // The entry where it exists (the worker's own directory first, then the shared one), else "".
   std::filesystem::path find(const std::string& hash, const std::string& ext) const;
   // A name beside entry(hash, ext) no other process or call uses: "<hash><ext>.tmp-<pid>-<n>".
   std::filesystem::path temp(const std::string& hash, const std::string& ext) const;
@@ -43,11 +43,8 @@ class CompileCache {
 // first call in a sandboxed worker (KGATE_WORKER_SEAL=1, set by kgate) narrows the
 // process's writes to a directory of its own, <TMPDIR>/kgate-worker-<pid> (then its
 // TMPDIR), /dev and the CUDA driver's JIT cache (core::narrow_writes_in_process);
-// elsewhere, and on later calls, it
-// does nothing. When the layer cannot be built it says why on stderr once and goes on,
-// unless KGATE_SANDBOX=strict (InfraError).
+// elsewhere, and on later calls, it does nothing. When the layer cannot be built it says
+// why on stderr once and goes on, unless KGATE_SANDBOX=strict (InfraError).
 void seal_before_loading();
-// The worker's own directory once sealed, else "".
-const std::string& sealed_dir();
 
 }  // namespace kgate::native
