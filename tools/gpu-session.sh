@@ -73,13 +73,10 @@ fi
 export KGATE_NATIVE_BIN="$B/kgate-native"
 
 if has tests; then
-  if [ "$prebuilt" = 1 ]; then
-    OUT="$OUT/gpu-check" KGATE_PREBUILT="$root/.devcarry" timeout -k 20 "$(cap tests 240)" \
-      bash scripts/gpu-check.sh > "$OUT/gpu-tests.log" 2>&1
-  else
-    timeout -k 20 "$(cap tests 240)" ctest --test-dir "$B" -L gpu --output-on-failure --timeout 300 \
-      > "$OUT/gpu-tests.log" 2>&1
-  fi
+  # The one GPU test runner (scripts/gpu-check.sh), on the carried bundle or this build tree.
+  if [ "$prebuilt" = 1 ]; then tests_from="$root/.devcarry"; else tests_from="$B"; fi
+  OUT="$OUT/gpu-check" KGATE_PREBUILT="$tests_from" timeout -k 20 "$(cap tests 240)" \
+    bash scripts/gpu-check.sh > "$OUT/gpu-tests.log" 2>&1
   stamp "gpu tests rc=$?"; tail -25 "$OUT/gpu-tests.log"
 fi
 if has pytest; then
@@ -248,6 +245,10 @@ if has dispatch; then
     -e "s/^  problem_wall_s: .*/  problem_wall_s: ${PROBLEM_WALL_S:-60}/" \
     -e "s/^  max_experiments: .*/  max_experiments: ${MAX_EXPERIMENTS:-6}/" \
     -e "s/^  kind: .*/  kind: ${DISPATCH_AGENT:-template}/"
+  # Each worker request is traced in a folder of its own (the sandbox lets a worker write
+  # the trace's folder): where a problem's time goes.
+  mkdir -p "$OUT/dispatch-trace"
+  KGATE_WORKER_TRACE="$OUT/dispatch-trace/trace.jsonl" \
   /usr/bin/time -f "run wall %e s" timeout -k 20 "$(cap dispatch 420)" "$B/kgate" run "$suite" ${DISPATCH_GPU:+--gpu "$DISPATCH_GPU"} \
     "${shard[@]}" --out "$OUT/dispatch" > "$OUT/dispatch.log" 2>&1
   stamp "kgate run kernelbench-official rc=$?"; tail -40 "$OUT/dispatch.log"
