@@ -77,15 +77,13 @@ class GatesEvaluator : public search::CandidateEvaluator {
     if (!baseline_is_compile_) modes.push_back("compile");
     // Dispatch-aware results are also set beside Inductor's own extra search.
     if (eval_.compiled()) modes.push_back("compile-max-autotune");
-    for (const auto& mode : modes) {
-      if (g_interrupted.load()) break;  // the run obeys the stop before recording (search::finalize)
-      try {
-        out[mode] = eval_.remeasure_reference(candidate, defines, mode);
-      } catch (const Error& e) {
-        // torch.compile can fail on a machine (no compiler, unsupported op): the report
-        // then has no vs-compile number rather than no result.
-        log::warn(std::string("vs ") + mode + ": " + e.what());
-      }
+    // One fresh worker for them all; the run obeys a stop between them (search::finalize
+    // records nothing then).
+    for (auto& [mode, rt] : eval_.remeasure_references(candidate, defines, modes, [] { return g_interrupted.load(); })) {
+      // torch.compile can fail on a machine (no compiler, unsupported op): the report then
+      // has no vs-compile number rather than no result.
+      if (!rt.error.empty()) log::warn(std::string("vs ") + mode + ": " + rt.error);
+      else out[mode] = rt.timing;
     }
     return out;
   }

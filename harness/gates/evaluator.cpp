@@ -1,14 +1,17 @@
 #include "gates/evaluator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "core/disk_space.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
+#include "core/number_format.h"
 #include "core/paths.h"
 #include "config/loader.h"
 #include "gates/case_plan.h"
@@ -479,45 +482,78 @@ struct Evaluator::Impl {
                                     const std::string& baseline_path, const std::string& mode,
                                     const std::string& what) {
     Impl& m = *this;
+    Fresh f = m.fresh_worker(candidate_path, what);
+    m.compile_baseline(*f.worker, baseline_path, mode);
+    m.compile_fresh_candidate(f, candidate_path, defines, what);
+    return m.time_fresh(f, what);
+  }
+
+  // A fresh worker with the problem loaded, and what its candidate slot holds.
+  struct Fresh {
+    std::unique_ptr<worker::Worker> worker;
+    protocol::DeviceInfo device;
+    bool candidate = false;  // compiled into the candidate slot
+    std::string note;        // compiled mode: which kernel files it swapped in
+    std::vector<std::string> swapped, unchanged;
+  };
+
+  Fresh fresh_worker(const std::string& candidate_path, const std::string& what) {
+    Impl& m = *this;
     if (m.compiled() && m.opt.kernels_dir.empty() &&
         paths::absolute(candidate_path) == paths::absolute(m.problem.path))
       throw InfraError(what + ": compiled mode without a kernel directory: the problem file alone is "
                        "torch.compile's model, there is no kernel set to measure");
-    worker::Worker fresh(m.spec());
-    protocol::DeviceInfo dev = m.setup(fresh);
-    m.compile_baseline(fresh, baseline_path, mode);
+    Fresh f;
+    f.worker = std::make_unique<worker::Worker>(m.spec());
+    f.device = m.setup(*f.worker);
+    return f;
+  }
+
+  void compile_fresh_candidate(Fresh& f, const std::string& candidate_path,
+                               const std::map<std::string, std::string>& defines, const std::string& what) {
+    Impl& m = *this;
     protocol::CompileParams cp;
     cp.slot = "candidate";
     cp.source_path = paths::absolute(candidate_path);
     cp.defines = defines;
-    worker::Reply r = fresh.call("compile", Json(cp), m.compile_timeout());
+    worker::Reply r = f.worker->call("compile", Json(cp), m.compile_timeout());
     if (!r.good() || !r.result.value("compiled", false)) {
       throw InfraError(what + ": candidate " + candidate_path + " did not compile in a fresh worker: " +
                        (r.good() ? first_errors(r.result.value("log", std::string())) : r.describe()));
     }
-    std::string note;
-    std::vector<std::string> swapped, unchanged;
-    if (m.compiled()) {
-      // Which kernel files this worker swapped in: a kept file equal to the fresh worker's
-      // own Inductor choice (its autotuning can pick differently) is not swapped.
-      for (const auto& n : r.result.value("overrides", Json::array())) swapped.push_back(n.get<std::string>());
-      for (const auto& n : r.result.value("unchanged", Json::array())) unchanged.push_back(n.get<std::string>());
-      std::string names;
-      for (const auto& n : swapped) names += (names.empty() ? "" : ", ") + n;
-      note = (swapped.empty() ? std::string("no kernel file swapped in") : "swapped in: " + names) +
-             (unchanged.empty() ? "" : "; " + std::to_string(unchanged.size()) +
-                                           " kernel file(s) equal to this worker's own Inductor choice");
-      log::info(what + ": " + note);
-    }
-    r = fresh.call("time", Json(m.time_params()), m.time_timeout());
+    f.candidate = true;
+    if (!m.compiled()) return;
+    // Which kernel files this worker swapped in: a kept file equal to the fresh worker's own
+    // Inductor choice (its autotuning can pick differently) is not swapped.
+    for (const auto& n : r.result.value("overrides", Json::array())) f.swapped.push_back(n.get<std::string>());
+    for (const auto& n : r.result.value("unchanged", Json::array())) f.unchanged.push_back(n.get<std::string>());
+    std::string names;
+    for (const auto& n : f.swapped) names += (names.empty() ? "" : ", ") + n;
+    f.note = (f.swapped.empty() ? std::string("no kernel file swapped in") : "swapped in: " + names) +
+             (f.unchanged.empty() ? "" : "; " + std::to_string(f.unchanged.size()) +
+                                             " kernel file(s) equal to this worker's own Inductor choice");
+    log::info(what + ": " + f.note);
+  }
+
+  Timing time_fresh(Fresh& f, const std::string& what) {
+    Impl& m = *this;
+    worker::Reply r = f.worker->call("time", Json(m.time_params()), m.time_timeout());
     if (!r.good()) throw InfraError(what + ": timing failed: " + r.describe());
     Timing t = judge_performance(r.result.get<protocol::TimeResult>(), m.timed_case_id(), m.opt.thresholds,
-                                 m.bandwidth(dev), m.opt.measurement.min_samples)
+                                 m.bandwidth(f.device), m.opt.measurement.min_samples)
                    .timing;
-    t.note = note;
-    t.swapped = std::move(swapped);
-    t.unchanged = std::move(unchanged);
+    t.note = f.note;
+    t.swapped = f.swapped;
+    t.unchanged = f.unchanged;
     return t;
+  }
+
+  // Compiling the reference in this mode resets torch.compile's caches in the worker
+  // (a torch.compile of its own), which would make a candidate compiled before it compile
+  // again. Eager needs none, nor compiled mode's default compile: that model is the one
+  // the candidate swaps its kernels into.
+  bool reference_resets(const std::string& mode) const {
+    return mode != "eager" && !(compiled() && mode == problem.kernelbench_baseline);
   }
 };
 
@@ -609,12 +645,43 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
 
 void Evaluator::promote_last_candidate() { impl_->promoted = !impl_->last_passed.empty(); }
 
-Timing Evaluator::remeasure_reference(const std::string& candidate_path,
-                                      const std::map<std::string, std::string>& defines,
-                                      const std::string& mode) {
+std::map<std::string, ReferenceTiming> Evaluator::remeasure_references(const std::string& candidate_path,
+                                                                       const std::map<std::string, std::string>& defines,
+                                                                       std::vector<std::string> modes,
+                                                                       const std::function<bool()>& stop) {
   Impl& m = *impl_;
-  if (!m.kernelbench()) throw UsageError("remeasure_reference: " + m.problem.id + " is not a KernelBench problem");
-  return m.remeasure_in_fresh_worker(candidate_path, defines, m.problem.path, mode, "remeasure vs " + mode);
+  if (!m.kernelbench()) throw UsageError("remeasure_references: " + m.problem.id + " is not a KernelBench problem");
+  std::map<std::string, ReferenceTiming> out;
+  // The reference that resets torch.compile's caches goes first, before the candidate is
+  // compiled; a second such mode gets a fresh worker of its own.
+  std::stable_partition(modes.begin(), modes.end(), [&](const std::string& mo) { return m.reference_resets(mo); });
+  std::optional<Impl::Fresh> shared;
+  std::string all;
+  for (const auto& mo : modes) all += (all.empty() ? "" : ", ") + mo;
+  for (const std::string& mode : modes) {
+    if (stop && stop()) break;
+    const std::string what = "remeasure vs " + mode;
+    ReferenceTiming& rt = out[mode];
+    try {
+      if (shared && m.reference_resets(mode)) {
+        rt.timing = m.remeasure_in_fresh_worker(candidate_path, defines, m.problem.path, mode, what);
+        continue;
+      }
+      if (!shared) shared = m.fresh_worker(candidate_path, what);
+      m.compile_baseline(*shared->worker, m.problem.path, mode);
+      if (!shared->candidate) m.compile_fresh_candidate(*shared, candidate_path, defines, "remeasure vs " + all);
+      rt.timing = m.time_fresh(*shared, what);
+      log::info(what + ": the reference " + core::fmt_num(rt.timing.baseline_us) + " us, the candidate " +
+                core::fmt_num(rt.timing.candidate_us) + " us (worker " + std::to_string(shared->worker->pid()) + ")");
+    } catch (const Error& e) {
+      // torch.compile can fail on a machine (no compiler, unsupported op): that column is
+      // then empty rather than the problem without a result. A worker whose candidate did
+      // not compile is not asked again (a worker that died restarts with its setup).
+      rt.error = e.what();
+      if (shared && !shared->candidate) shared.reset();
+    }
+  }
+  return out;
 }
 
 bool Evaluator::kernelbench() const { return impl_->kernelbench(); }

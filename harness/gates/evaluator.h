@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config/types.h"
 #include "verdict/verdict.h"
@@ -39,6 +40,12 @@ struct EvalOptions {
   std::function<void(const GateResult&)> on_gate;
 };
 
+// One re-measure against the reference model: its timing, or why there is none.
+struct ReferenceTiming {
+  Timing timing;
+  std::string error;
+};
+
 class Evaluator {
  public:
   Evaluator(config::NativeProblem problem, EvalOptions options);
@@ -63,11 +70,15 @@ class Evaluator {
                    const std::map<std::string, std::string>& defines,
                    const std::string& baseline_path);
 
-  // KernelBench: fresh worker, the candidate timed interleaved against the reference model
-  // in `mode` (eager | compile | compile-max-autotune): the vs-eager / vs-compile numbers.
-  Timing remeasure_reference(const std::string& candidate_path,
-                             const std::map<std::string, std::string>& defines,
-                             const std::string& mode);
+  // KernelBench: the candidate timed interleaved against the reference model in each of
+  // `modes` (eager | compile | compile-max-autotune: the vs-eager / vs-compile numbers),
+  // all in one fresh worker (the candidate compiled once; a second mode that resets
+  // torch.compile's caches gets a worker of its own). A mode that fails (torch.compile
+  // unsupported here) answers its error and the others go on; `stop` is asked before each.
+  std::map<std::string, ReferenceTiming> remeasure_references(const std::string& candidate_path,
+                                                              const std::map<std::string, std::string>& defines,
+                                                              std::vector<std::string> modes,
+                                                              const std::function<bool()>& stop = {});
   bool kernelbench() const;
   // KernelBench problem in dispatch-aware mode (torch.compile's model is the baseline).
   bool compiled() const;

@@ -18,7 +18,8 @@ set +e
 "$KGATE_BIN" profile "$SRC/kernelbench/level1/6_ReLU.py" --device cpu --json "$T/profile.json" \
   --kernels-dir "$T/kernels" >"$T/profile.log" 2>&1
 rcp=$?
-"$KGATE_BIN" run "$SUITE" --out "$T/out" --run-id kbc-e2e >"$T/run.log" 2>&1
+mkdir -p "$T/trace"
+KGATE_WORKER_TRACE="$T/trace/trace.jsonl" "$KGATE_BIN" run "$SUITE" --out "$T/out" --run-id kbc-e2e >"$T/run.log" 2>&1
 rc=$?
 set -e
 cat "$T/profile.log" "$T/run.log"
@@ -26,6 +27,7 @@ cat "$T/profile.log" "$T/run.log"
 grep -q "no Triton kernels" "$T/profile.log" || fail "kgate profile does not say why there is nothing to search"
 [ "$rc" = 0 ] || fail "kgate run exited $rc"
 grep -q "remeasure vs eager" "$T/run.log" || fail "no re-measure against eager"
+grep -q "remeasure vs compile-max-autotune" "$T/run.log" || fail "no re-measure against max-autotune"
 ! grep -q "remeasure vs compile:" "$T/run.log" || fail "torch.compile's model, the baseline, was timed again"
 check_consistent "$T/out"
 "$PY" - "$T" <<'PYEOF'
@@ -70,6 +72,22 @@ rep = json.load(open(os.path.join(out, "report.json")))
 assert rep["result"]["pipeline_failed"] is False
 lv = [l for l in rep["levels"] if l["level"] == "kbc"][0]
 assert lv["compiled"] == 2 and lv["fallback_kinds"] == {"no-triton": 2}, lv
+# The re-measures against eager and max-autotune share one fresh worker: per problem, the
+# timings come from two processes (the search's worker, its A/A; then that one), and the
+# fresh one loads the problem once.
+import collections
+timed, loads = collections.defaultdict(list), collections.Counter()
+for line in open(os.path.join(t, "trace", "trace.jsonl")):
+    e = json.loads(line)
+    p = os.path.basename(e["problem"])[:-3]
+    if e["op"] == "time":
+        timed[p].append(e["pid"])
+    if e["op"] == "load_problem":
+        loads[(p, e["pid"])] += 1
+for p in recs:
+    pids = timed[p]
+    assert len(set(pids)) == 2 and pids[-1] == pids[-2] != pids[0], (p, pids)
+    assert loads[(p, pids[-1])] == 1, (p, loads)
 print("compiled mode on the CPU:", {p: (r["outcome"], r["fallback_kind"], round(r["eager_us"] / r["best_us"], 2)) for p, r in recs.items()})
 PYEOF
 echo "PASS: dispatch-aware run on the CPU"
