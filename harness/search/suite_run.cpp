@@ -87,6 +87,12 @@ Problem* baseline_phase(RunState& st) {
       if (p.compiled && p.baseline()) load_inventory(st, p);
       if (!p.baseline()) run_baseline(st, p);
       if (p.baseline() && !p.baseline()->passed) finalize(st, p, 0);
+      // Nothing to search (a compiled model with no kernel worth it, an A/A): its result now,
+      // so a run cut later (a CI job's timeout, a shard's device budget) keeps it.
+      else if (const std::string why = nothing_to_search(st, p); p.baseline() && !why.empty()) {
+        st.stop_reasons[p.item->problem_id] = why;
+        finalize(st, p, 0);
+      }
     } catch (const Interrupted&) {
       throw;
     } catch (const Error& e) {
@@ -105,7 +111,7 @@ Problem* baseline_phase(RunState& st) {
 BudgetPlan plan_phase(RunState& st, Problem* kept) {
   std::vector<PlanInput> inputs;
   for (auto& p : st.problems)
-    if (p.baseline() && p.baseline()->passed)
+    if (p.baseline() && p.baseline()->passed && !p.done)
       inputs.push_back({p.item->problem_id, p.baseline()->latency_us, p.baseline()->roofline_floor_us});
   const auto& b = st.opt.suite.budget;
   BudgetPlan plan = plan_budgets(inputs, b.suite_wall_s, b.problem_floor_s, b.problem_wall_s);

@@ -204,6 +204,10 @@ void run_baseline(RunState& st, Problem& p);
 // The keep/revert loop of one problem until a budget or a stop rule says to move on (why:
 // st.stop_reasons); compiled mode searches the kernels in order of attainable gain.
 void search_problem(RunState& st, Problem& p);
+// Why a problem with a passing baseline has nothing to search ("" when it has): a compiled
+// model with no kernel worth searching (its fallback reason), an A/A run. The run takes
+// such a problem's result right after its baseline.
+std::string nothing_to_search(const RunState& st, const Problem& p);
 
 // ---- final (suite_run_final.cpp) ----------------------------------------------------------
 // The problem's result: its outcome from the baseline and the search, the final

@@ -182,8 +182,8 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
 // later kernels are measured on top of it: the best is the set of kept kernels.
 void search_compiled(RunState& st, Problem& p) {
   const std::string id = p.item->problem_id;
-  if (!p.fallback_kind.empty()) {
-    st.stop_reasons[id] = p.fallback_reason;
+  if (const std::string why = nothing_to_search(st, p); !why.empty()) {
+    st.stop_reasons[id] = why;
     return;
   }
   // Resume: go on with the kernel of the last journaled experiment.
@@ -244,10 +244,16 @@ void search_compiled(RunState& st, Problem& p) {
 
 }  // namespace
 
+std::string nothing_to_search(const RunState& st, const Problem& p) {
+  if (p.compiled && !p.fallback_kind.empty()) return p.fallback_reason;
+  if (st.aa_mode(p)) return "A/A (agent: reference): the reference against itself, no search";
+  return "";
+}
+
 void search_problem(RunState& st, Problem& p) {
   if (p.compiled) return search_compiled(st, p);
-  if (st.aa_mode(p)) {
-    st.stop_reasons[p.item->problem_id] = "A/A (agent: reference): the reference against itself, no search";
+  if (const std::string why = nothing_to_search(st, p); !why.empty()) {
+    st.stop_reasons[p.item->problem_id] = why;
     return;
   }
   const ExperimentRecord& base = *p.baseline();

@@ -1135,6 +1135,54 @@ TEST_F(CompiledRun, NoTritonKernelsIsAFallbackToTheCompiledModel) {
   EXPECT_NE(std::find(evaluated.begin(), evaluated.end(), "reference problem"), evaluated.end());
 }
 
+// A problem with nothing to search gets its result right after its baseline, before the
+// next problem's: a run stopped later (a CI job's timeout, a shard's device budget) keeps
+// it. Before, every result waited for the search phase, and such a cut left none.
+TEST_F(CompiledRun, NothingToSearchIsFinishedRightAfterItsBaseline) {
+  struct StopAtInventory : FakeCompiled {
+    using FakeCompiled::FakeCompiled;
+    std::atomic<bool>* stop = nullptr;
+    json inventory(const std::string& d) override {
+      *stop = true;  // the stop arrives during this problem's baseline
+      return FakeCompiled::inventory(d);
+    }
+  };
+  auto make = [&](const std::string& id) {
+    std::ofstream(dir / (id + ".py")) << "class Model: pass\n";
+    RunItem it;
+    it.level = "kb";
+    it.problem_id = it.problem.id = id;
+    it.problem.kind = "kernelbench";
+    it.problem.kernelbench_mode = "compiled";
+    it.problem.kernelbench_baseline = "compile";
+    it.problem.path = it.starter = it.problem_file = (dir / (id + ".py")).string();
+    return it;
+  };
+  SuiteRun r(options(false, {}), {make("p"), make("q")}, [this](const RunItem& it, const std::string& ws, uint64_t) {
+    std::unique_ptr<FakeCompiled> f;
+    if (it.problem_id == "p") {
+      f = std::make_unique<FakeCompiled>(std::vector<FakeCompiled::K>{}, ws, it.problem.path, &evaluated);
+    } else {
+      auto q = std::make_unique<StopAtInventory>(std::vector<FakeCompiled::K>{{"triton_red_b", 20, 64, 1.5}}, ws,
+                                                 it.problem.path, &evaluated);
+      q->stop = &stop;
+      f = std::move(q);
+    }
+    return f;
+  });
+  RunSummary s = r.run();
+  EXPECT_TRUE(s.interrupted);
+  ASSERT_EQ(s.results.size(), 1u);
+  EXPECT_EQ(s.results[0].problem, "p");
+  EXPECT_EQ(s.results[0].outcome, report::Outcome::kFallback);
+  EXPECT_EQ(s.results[0].fallback_kind, "no-triton");
+  EXPECT_GT(s.results[0].eager_us, 0);  // its final re-measures ran, before q's baseline
+  const auto ref_p = std::find(evaluated.begin(), evaluated.end(), "reference problem");
+  ASSERT_NE(ref_p, evaluated.end());
+  EXPECT_TRUE(fs::exists(out / "results" / report::record_file_name("kb", "p")));
+  EXPECT_FALSE(fs::exists(out / "results" / report::record_file_name("kb", "q")));
+}
+
 TEST_F(CompiledRun, ExternDominatedAndNotFasterFallbacks) {
   kernels = {{"triton_poi_a", 10, 1024, 1.004}};
   run_compiled();
