@@ -115,7 +115,18 @@ void run_baseline(RunState& st, Problem& p) {
   if (r.passed)
     log::info(p.item->problem_id + ": baseline " + fmt(r.latency_us, "%.2f") + " us" +
               (r.pct_roofline > 0 ? " (" + fmt(r.pct_roofline * 100, "%.1f") + "% of roofline)" : ""));
-  else
+  if (r.passed && p.compiled) {
+    // The kernels' bounds again, on the model as the baseline timed it (plan_kernels).
+    const std::vector<std::string> order = p.kernel_order;
+    const std::string kind = p.fallback_kind;
+    plan_kernels(st, p);
+    if (p.kernel_order != order || p.fallback_kind != kind)
+      log::info(p.item->problem_id + ": on the model as timed (" + fmt(r.latency_us, "%.1f") +
+                " us, above its profiled GPU time): " +
+                (p.fallback_kind.empty() ? std::to_string(p.kernel_order.size()) + " kernel(s) worth searching"
+                                         : "fallback: " + p.fallback_reason));
+  }
+  if (!r.passed)
     log::error(p.item->problem_id + ": the starter fails the " + r.failed_gate + " gate: " + r.reason);
 }
 

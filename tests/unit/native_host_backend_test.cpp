@@ -154,9 +154,16 @@ TEST_F(NativeHostBackend, TimeStopsAtMaxSamplesWhenNeverConverged) {
   p.max_samples = 25;
   p.target_rse = 0;  // unreachable with real noise unless samples are identical
   auto r = backend_.time(calls, p, nullptr);
-  EXPECT_EQ(r.samples_us["candidate"].size(), 25u);
-  EXPECT_EQ(r.samples_us["baseline"].size(), 25u);
-  EXPECT_TRUE(r.stop_reason == "max_samples" || r.stop_reason == "converged") << r.stop_reason;
+  EXPECT_EQ(r.samples_us["candidate"].size(), r.samples_us["baseline"].size());
+  if (r.stop_reason == "max_samples") {
+    EXPECT_EQ(r.samples_us["candidate"].size(), 25u);
+  } else {
+    // A quantised timer can read the median's window as exact (RSE 0) before the cap: the
+    // rule then stops on one of its convergence checks, past the sample floor.
+    EXPECT_EQ(r.stop_reason, "converged");
+    EXPECT_GE(r.samples_us["candidate"].size(), 5u);
+    EXPECT_LT(r.samples_us["candidate"].size(), 25u);
+  }
 }
 
 TEST_F(NativeHostBackend, TimeStopsAtMaxTime) {
