@@ -53,6 +53,11 @@ std::vector<TemplateOffer> template_offers(const Problem& p, const std::string& 
   return out;
 }
 
+// What the host may spend on one call of a compiled model outside the GPU's time: the
+// call (guards, the wrapper) and each launch (plan_kernels).
+constexpr double kHostCallUs = 60;
+constexpr double kHostLaunchUs = 5;
+
 void plan_kernels(RunState& st, Problem& p) {
   const json& inv = p.inventory;
   p.kernel_order.clear();
@@ -63,21 +68,26 @@ void plan_kernels(RunState& st, Problem& p) {
   bool profiled = false;
   // The inventory's bounds are on the model's GPU time as the profiler read it. Once the
   // baseline has timed the model (the A/A), a model slower than that is the kernels' time
-  // too: on the H200 the official activations timed 9 % above their profiled time, 8 %
-  // behind eager's kernels, with the profiler reading them at copy bandwidth. Each
-  // kernel's time is then scaled by the ratio, its floor (its bytes at copy bandwidth)
-  // is not. A model timed faster than profiled keeps the profiler's bounds.
+  // too, past what the host spends on a call (torch.compile's guards and wrapper, a launch
+  // per kernel; the smallest official model, 88_MinGPTNewGelu, timed 57 us over its 126 us
+  // profile on the H200): the official activations timed 9 % above their profiled time
+  // there, 8 % behind eager's kernels, with the profiler reading them at copy bandwidth.
+  // Each kernel's time is then scaled by the ratio, its floor (its bytes at copy bandwidth)
+  // is not. A model timed no slower than that keeps the profiler's bounds.
   const double profiled_us = inv.value("model_device_us", 0.0);
   const ExperimentRecord* base = p.baseline();
   const double timed_us = base && base->passed ? base->latency_us : 0;
-  const double scale = profiled_us > 0 && timed_us > profiled_us ? timed_us / profiled_us : 1;
+  double launches = static_cast<double>(inv.value("externs", json::array()).size());
+  for (const auto& k : inv.value("kernels", json::array())) launches += k.value("calls", 1.0);
+  const double host_us = kHostCallUs + kHostLaunchUs * launches;
+  const double scale = profiled_us > 0 && timed_us - host_us > profiled_us ? (timed_us - host_us) / profiled_us : 1;
   for (const auto& k : inv.value("kernels", json::array())) {
     const double t = k.value("device_us", 0.0), bf = k.value("bandwidth_fraction", 0.0);
     if (t > 0) profiled = true;
     double bound = k.value("amdahl_bound", 0.0);
     if (scale > 1 && t > 0 && bf > 0) {
       const double scaled = scale * t, floor = std::min(scaled, t * bf);
-      bound = std::max(1.0, timed_us / (timed_us - scaled + floor));
+      bound = std::max(1.0, (timed_us - host_us) / (timed_us - host_us - scaled + floor));
     }
     ks.push_back({k.value("name", ""), bound});
   }
@@ -102,7 +112,8 @@ void plan_kernels(RunState& st, Problem& p) {
     const std::string gain = "even at copy bandwidth they would gain at most " + fmt(ks.front().bound, "%.3f") +
                              "x (keep threshold " + fmt(threshold, "%.2f") + "x" +
                              (scale > 1 ? ", on the model as timed: " + fmt(timed_us, "%.1f") + " us, " +
-                                              fmt((scale - 1) * 100, "%.1f") + "% above its profiled GPU time"
+                                              fmt((scale - 1) * 100, "%.1f") +
+                                              "% above its profiled GPU time past the host's share"
                                         : std::string()) +
                              ")";
     if (zero_time_bound < threshold) {

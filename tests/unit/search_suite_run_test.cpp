@@ -902,6 +902,7 @@ struct FakeCompiled : CandidateEvaluator {
   double template_factor = 0.5;
   bool slow_fails_gate = false;  // a slower candidate fails the performance gate (as on a GPU)
   double model_device_us = 100;   // the model's GPU time as the profiler read it
+  double octave_us = 1;           // a kernel's cost per octave of XBLOCK from its best
   double bandwidth_fraction = 0;  // each kernel's, when > 0 (of copy bandwidth, profiled)
   FakeCompiled(std::vector<K> ks, std::string w, std::string pp, std::vector<std::string>* l)
       : kernels(std::move(ks)), ws(std::move(w)), problem_path(std::move(pp)), log(l) {}
@@ -938,7 +939,7 @@ struct FakeCompiled : CandidateEvaluator {
     Point p = parse_tune_space(src, path).default_point();
     for (const auto& [n, v] : d) p[n] = v;
     const double base = src.find("KGATE_TEMPLATE") != std::string::npos ? k.base * template_factor : k.base;
-    return base + std::abs(std::log2(std::stod(p.at("LAUNCH_XBLOCK")) / k.best_block));
+    return base + octave_us * std::abs(std::log2(std::stod(p.at("LAUNCH_XBLOCK")) / k.best_block));
   }
   // The model's time with `path` (a kernel file, or the problem file: no file of its own).
   double model(const std::string& path, const Point& d) const {
@@ -950,7 +951,7 @@ struct FakeCompiled : CandidateEvaluator {
   }
   double original() const {
     double t = kExtern;
-    for (const auto& k : kernels) t += k.base + std::abs(std::log2(1024.0 / k.best_block));
+    for (const auto& k : kernels) t += k.base + octave_us * std::abs(std::log2(1024.0 / k.best_block));
     return t;
   }
   gates::Timing timing(const std::string& c, const Point& d, const std::string& b) {
@@ -1019,6 +1020,7 @@ struct CompiledRun : SearchSuiteRun {
   bool slow_fails_gate = false;
   double model_device_us = 100;
   double bandwidth_fraction = 0;
+  double octave_us = 1;
   RunSummary run_compiled(bool resume = false, std::optional<int> max = {}) {
     std::ofstream(dir / "p.py") << "class Model: pass\n";
     RunItem it;
@@ -1040,6 +1042,7 @@ struct CompiledRun : SearchSuiteRun {
       f->slow_fails_gate = slow_fails_gate;
       f->model_device_us = model_device_us;
       f->bandwidth_fraction = bandwidth_fraction;
+      f->octave_us = octave_us;
       return f;
     });
     return r.run();
@@ -1230,9 +1233,12 @@ TEST_F(CompiledRun, ExternDominatedAndNotFasterFallbacks) {
 // a model timed no slower than profiled stays an at-roofline fallback.
 TEST_F(CompiledRun, BoundsAreOnTheModelAsTimedWhenItIsSlowerThanProfiled) {
   suite.budget.max_consecutive_reverts = 2;
-  kernels = {{"triton_poi_a", 10, 512, 1.004, 0.9}};  // the model times 16 us; XBLOCK 512 gains 1 us
+  kernels = {{"triton_poi_a", 100, 128, 1.004, 0.9}};  // the model times 120 us; XBLOCK 128: 105 us
+  octave_us = 5;
   bandwidth_fraction = 0.99;
-  model_device_us = 100;  // profiled slower than timed: the profiler's bound stands
+  // Timed 120 us against 60 us profiled: no more than the host's share of a call (60 us,
+  // 5 per launch), so the profiler's bound stands.
+  model_device_us = 60;
   run_compiled();
   report::ProblemResult r = result();
   EXPECT_EQ(r.outcome, report::Outcome::kFallback);
@@ -1241,7 +1247,7 @@ TEST_F(CompiledRun, BoundsAreOnTheModelAsTimedWhenItIsSlowerThanProfiled) {
 
   fs::remove_all(out);
   evaluated.clear();
-  model_device_us = 14;  // timed 16 us, 14 % above the profiled 14 us
+  model_device_us = 30;  // timed 120 us: 55 us past the host's share, 83 % above the profile
   run_compiled();
   r = result();
   EXPECT_EQ(r.kernels_searched, 1) << r.reason;
