@@ -252,6 +252,12 @@ if has dispatch; then
   /usr/bin/time -f "run wall %e s" timeout -k 20 "$(cap dispatch 420)" "$B/kgate" run "$suite" ${DISPATCH_GPU:+--gpu "$DISPATCH_GPU"} \
     "${shard[@]}" --out "$OUT/dispatch" > "$OUT/dispatch.log" 2>&1
   stamp "kgate run kernelbench-official rc=$?"; tail -40 "$OUT/dispatch.log"
+  # A run killed after the cap's grace (an operation in flight past it) wrote no reports;
+  # its finished problems' records are on disk: the reports from them.
+  if [ ! -f "$OUT/dispatch/report.md" ] && compgen -G "$OUT/dispatch/results/*.json" > /dev/null; then
+    "$B/kgate" report --from "$OUT/dispatch" > "$OUT/dispatch-report.log" 2>&1
+    stamp "kgate report --from the killed run's records rc=$?"
+  fi
   cat "$OUT/dispatch/results.tsv" 2>/dev/null | head -80
   sed -n '/Dispatch-aware/,/^## Failures/p' "$OUT/dispatch/report.md" 2>/dev/null | head -60
   rm -f "$suite"
