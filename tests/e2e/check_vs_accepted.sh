@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `kgate check` against the accepted results, end to end on the host backend. A temporary git
 # repository (one native softmax, the starter redoing its work REPEAT times): a run of main's
-# starter (REPEAT 16) is recorded and accepted; then main gets a starter six times slower
-# (REPEAT 96, merged unchecked). A PR that only touches a comment of it matches its base, so
+# starter (REPEAT 16) is recorded and accepted; then main gets a starter sixteen times slower
+# (REPEAT 256, merged unchecked). A PR that only touches a comment of it matches its base, so
 # the check alone passes -- but with the history it is slower than the accepted result: a
 # performance regression in the record, report.json, report.md, report.html, junit.xml, the
 # verdict line and the exit code (1) alike. A PR that restores REPEAT 16 passes against both
@@ -25,8 +25,9 @@ cp "$FX/native/tiny_softmax.yaml" "$R/native/"
 cp "$FX/$STARTER" "$R/$STARTER"
 grep -q '^#define REPEAT 16$' "$R/$STARTER" || fail "setup: the fixture starter no longer defines REPEAT 16"
 # fail_on.performance stays off: a PR check fails on a significant slowdown by itself. The
-# regression threshold (1.5x) leaves room for the drift between a run and a later check on a
-# busy CI machine; the slow starter is 6x.
+# regression threshold (4x) leaves room for the drift between a run and a later check on a
+# busy CI machine (the restored starter once timed 2.9x its accepted time on the 2-core box,
+# beside a torch test); the slow starter is 16x.
 cat >"$R/suites/check.yaml" <<'EOF'
 version: 1
 id: check
@@ -34,7 +35,7 @@ title: PR check against the accepted results (small measurement times)
 levels: [tiny]
 gpus: [host]
 backend: host
-gates: {seeds: 2, regression_threshold: 1.5}
+gates: {seeds: 2, regression_threshold: 4}
 measurement: {min_time_s: 0.05, max_time_s: 0.3, min_samples: 8, target_rse: 0.05, flush_l2: false}
 EOF
 git init -q "$R" || { echo "skip: git init failed"; exit 77; }
@@ -50,14 +51,14 @@ rc=0; "$KGATE_BIN" run "$R/suites/check.yaml" --seed 11 --max-experiments 0 --db
 grep -q "accepted tiny/tiny_softmax on host" "$T/accept.log" || { cat "$T/accept.log"; fail "accept did not name tiny_softmax on host"; }
 
 # main gets a starter six times slower; the PR touches a comment only.
-sed -i 's/^#define REPEAT 16$/#define REPEAT 96/' "$R/$STARTER"
+sed -i 's/^#define REPEAT 16$/#define REPEAT 256/' "$R/$STARTER"
 g commit -q -am "slower starter, merged unchecked"
 g checkout -q -b pr-comment
 sed -i '1s|^|// reviewed\n|' "$R/$STARTER"
 g commit -q -am "a comment"
 g checkout -q main
 g checkout -q -b pr-restore
-sed -i 's/^#define REPEAT 96$/#define REPEAT 16/' "$R/$STARTER"
+sed -i 's/^#define REPEAT 256$/#define REPEAT 16/' "$R/$STARTER"
 g commit -q -am "restore REPEAT 16"
 
 check() {  # NAME BRANCH ARGS...: kgate check on BRANCH against main; prints the exit code
@@ -83,7 +84,7 @@ assert (rec.get("vs_accepted") is not None) == vs, rec.get("vs_accepted")
 if vs:
     c = rec["vs_accepted"]
     assert c["run_id"] == "night-1" and c["regressed"] == regressed, c
-    assert (c["ratio_hi"] < 1 / 1.5) == regressed, c
+    assert (c["ratio_hi"] < 1 / 4) == regressed, c
 assert (rec["outcome"] == "regressed") == regressed, rec["outcome"]
 assert ("slower than the accepted result of run night-1" in rec["reason"]) == regressed, rec["reason"]
 j = json.load(open(f"{d}/report.json"))
