@@ -182,10 +182,6 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
 // later kernels are measured on top of it: the best is the set of kept kernels.
 void search_compiled(RunState& st, Problem& p) {
   const std::string id = p.item->problem_id;
-  if (const std::string why = nothing_to_search(st, p); !why.empty()) {
-    st.stop_reasons[id] = why;
-    return;
-  }
   // Resume: go on with the kernel of the last journaled experiment.
   size_t start = 0;
   for (const auto& r : p.records)
@@ -251,11 +247,11 @@ std::string nothing_to_search(const RunState& st, const Problem& p) {
 }
 
 void search_problem(RunState& st, Problem& p) {
-  if (p.compiled) return search_compiled(st, p);
   if (const std::string why = nothing_to_search(st, p); !why.empty()) {
     st.stop_reasons[p.item->problem_id] = why;
     return;
   }
+  if (p.compiled) return search_compiled(st, p);
   const ExperimentRecord& base = *p.baseline();
   if (tunes_declared_space(st.opt.suite.agent.kind) &&
       parse_tune_space(read_text(p.starter_copy), p.item->starter).empty() &&

@@ -50,7 +50,7 @@ rc=0; "$KGATE_BIN" run "$R/suites/check.yaml" --seed 11 --max-experiments 0 --db
 "$KGATE_BIN" accept --db "$DB" "$T/n1" >"$T/accept.log" 2>&1 || { cat "$T/accept.log"; fail "accept night 1"; }
 grep -q "accepted tiny/tiny_softmax on host" "$T/accept.log" || { cat "$T/accept.log"; fail "accept did not name tiny_softmax on host"; }
 
-# main gets a starter six times slower; the PR touches a comment only.
+# main gets a starter sixteen times slower; the PR touches a comment only.
 sed -i 's/^#define REPEAT 16$/#define REPEAT 256/' "$R/$STARTER"
 g commit -q -am "slower starter, merged unchecked"
 g checkout -q -b pr-comment
