@@ -480,6 +480,7 @@ ExitCode cmd_run(const RunOptions& o) {
     // the final re-measure times the whole set).
     if (item.problem.kernelbench_mode == "compiled") eo.kernels_dir = (fs::path(workspace) / gates::kKernelsDir).string();
     eo.seed = seed;
+    eo.interrupted = &g_interrupted;  // a stop abandons the worker call in flight
     eo.thresholds = suite.gates;
     eo.measurement = suite.measurement;
     return std::make_unique<GatesEvaluator>(item.problem, eo);

@@ -108,9 +108,14 @@ struct Evaluator::Impl {
       writable.push_back(fs::path(paths::absolute(trace)).parent_path().string());
     // A native host worker runs the candidate in its own address space: a huge allocation
     // fails there (a bad_alloc, a crash) instead of pushing the runner into swap.
-    if (!kernelbench()) return worker::native_worker_spec(opt.backend, writable, opt.native_bin);
-    worker::WorkerSpec s = worker::python_worker_spec();
-    worker::sandbox_worker(s, writable);
+    worker::WorkerSpec s;
+    if (!kernelbench()) {
+      s = worker::native_worker_spec(opt.backend, writable, opt.native_bin);
+    } else {
+      s = worker::python_worker_spec();
+      worker::sandbox_worker(s, writable);
+    }
+    s.interrupted = opt.interrupted;
     return s;
   }
 
@@ -673,6 +678,8 @@ std::map<std::string, ReferenceTiming> Evaluator::remeasure_references(const std
       rt.timing = m.time_fresh(*shared, what);
       log::info(what + ": the reference " + core::fmt_num(rt.timing.baseline_us) + " us, the candidate " +
                 core::fmt_num(rt.timing.candidate_us) + " us (worker " + std::to_string(shared->worker->pid()) + ")");
+    } catch (const Interrupted&) {
+      throw;
     } catch (const Error& e) {
       // torch.compile can fail on a machine (no compiler, unsupported op): that column is
       // then empty rather than the problem without a result. A worker whose candidate did

@@ -2,6 +2,7 @@
 // The four-gate cascade for one native problem (docs/gates.md). Policy lives here; the
 // numbers come from a kgate-native worker. Cheapest gate first; the first failure ends
 // the candidate. The worker is restarted after a timeout or crash.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -35,6 +36,9 @@ struct EvalOptions {
   double request_timeout_s = 120;        // per worker request
   double compile_timeout_s = 0;          // per compile request; 0 = request_timeout_s
   bool run_performance = true;
+  // Set by kgate run's SIGINT/SIGTERM: the worker's call in flight is abandoned and
+  // Interrupted thrown (worker/worker.h), so a stop never waits on a long compile.
+  const std::atomic<bool>* interrupted = nullptr;
   // Called as each gate finishes (not for the gates skipped after a failure), so a
   // long evaluation shows progress.
   std::function<void(const GateResult&)> on_gate;

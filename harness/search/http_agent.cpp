@@ -1,5 +1,6 @@
 #include "search/http_agent.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,11 @@ std::string redact(std::string text, const std::string& secret) {
 size_t collect(char* data, size_t size, size_t n, void* user) {
   static_cast<std::string*>(user)->append(data, size * n);
   return size * n;
+}
+
+// curl's progress callback: non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+int abort_when_stopped(void* flag, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return flag != nullptr && static_cast<const std::atomic<bool>*>(flag)->load() ? 1 : 0;
 }
 #endif
 
@@ -117,6 +123,10 @@ Proposal HttpAgent::propose(const AgentContext& ctx) {
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_s_ * 1000));
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  // A stop (SIGTERM) ends the request within curl's progress interval, not at its timeout.
+  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, abort_when_stopped);
+  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, const_cast<std::atomic<bool>*>(ctx.interrupted));
+  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, ctx.interrupted != nullptr ? 0L : 1L);
   CURLcode rc = curl_easy_perform(curl);
   long status = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);

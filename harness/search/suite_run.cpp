@@ -88,10 +88,12 @@ Problem* baseline_phase(RunState& st) {
       if (!p.baseline()) run_baseline(st, p);
       if (p.baseline() && !p.baseline()->passed) finalize(st, p, 0);
       // Nothing to search (a compiled model with no kernel worth it, an A/A): its result now,
-      // so a run cut later (a CI job's timeout, a shard's device budget) keeps it.
+      // so a run cut later (a CI job's timeout, a shard's device budget) keeps it; its
+      // re-measures against the reference model come after every search (a max-autotune
+      // compile of a GEMM takes most of a minute).
       else if (const std::string why = nothing_to_search(st, p); p.baseline() && !why.empty()) {
         st.stop_reasons[p.item->problem_id] = why;
-        finalize(st, p, 0);
+        finalize(st, p, 0, References::kLater);
       }
     } catch (const Interrupted&) {
       throw;
@@ -196,9 +198,18 @@ SuiteRun::~SuiteRun() = default;
 RunSummary SuiteRun::run() {
   RunState& st = *impl_;
   journal_phase(st);
-  Problem* warm = baseline_phase(st);
-  const BudgetPlan plan = plan_phase(st, warm);
-  search_phase(st, plan);
+  try {
+    Problem* warm = baseline_phase(st);
+    const BudgetPlan plan = plan_phase(st, warm);
+    search_phase(st, plan);
+    references_phase(st);
+  } catch (const Interrupted&) {
+    // A stop abandoned the worker call in flight (a baseline's compile, a re-measure):
+    // its worker is killed, its problem has no record (--resume runs it again), and what
+    // finished stands.
+    st.abandoned = true;
+    log::info("stopped: the worker call in flight was abandoned");
+  }
   return close_run(st);
 }
 

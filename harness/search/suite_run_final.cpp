@@ -46,9 +46,37 @@ void aa_result(const RunState& st, const ExperimentRecord& base, report::Problem
   res.reason = "A/A: the reference passed every gate against itself, " + ci + also;
 }
 
+// Whether a result is re-measured against the reference model: a KernelBench problem's
+// passing best (an A/A's reference is its own candidate).
+bool wants_references(const RunState& st, const Problem& p, const report::ProblemResult& res) {
+  const ExperimentRecord* base = p.baseline();
+  return p.item->problem.kind == "kernelbench" && base && base->passed && res.best_us > 0 && !st.aa_mode(p);
+}
+
+// KernelBench: the final best against the reference model (eager, torch.compile's modes),
+// interleaved; the ratio is kept by expressing the reference in the best's measured time.
+// (A problem that moved on without a search has no evaluator since the baseline phase:
+// st.evaluator starts one.) False when a stop came before or during them.
+bool take_references(RunState& st, Problem& p, report::ProblemResult& res) {
+  if (st.stopped()) return false;
+  const ExperimentRecord& best = p.best();
+  auto timings = p.compiled ? st.evaluator(p).reference_timings(p.item->problem.path, {})
+                            : st.evaluator(p).reference_timings(p.best_copy, compile_defines(p.best_copy, best.point));
+  if (st.stopped()) return false;
+  for (const auto& [mode, t] : timings) {
+    if (t.candidate_us <= 0) continue;
+    if (p.compiled) require_kept_kernels(p, t, "the re-measure against " + mode);
+    double ref_us = res.best_us * t.speedup;
+    if (mode == "eager") res.eager_us = ref_us;
+    if (mode == "compile") res.compile_us = ref_us;
+    if (mode == "compile-max-autotune") res.compile_max_autotune_us = ref_us;
+  }
+  return true;
+}
+
 }  // namespace
 
-void finalize(RunState& st, Problem& p, double wall_s) {
+void finalize(RunState& st, Problem& p, double wall_s, References references) {
   report::ProblemResult res = st.base_result(p);
   const ExperimentRecord* base = p.baseline();
   res.experiments = p.experiments();
@@ -96,35 +124,20 @@ void finalize(RunState& st, Problem& p, double wall_s) {
     res.outcome = report::Outcome::kMatched;
     res.reason = "degenerate problem (" + p.degenerate + "): never counted as improved";
   }
-  // A stop (SIGTERM from a CI timeout) is obeyed before and between the re-measures
-  // against the reference model: the problem gets no record, so `--resume` re-measures
-  // it whole rather than keep one without those columns.
-  auto stopped_here = [&] {
-    if (!st.stopped()) return false;
-    log::info(p.item->problem_id + ": stopped during its final re-measures; no result recorded (--resume finishes it)");
-    return true;
-  };
-  if (p.item->problem.kind == "kernelbench" && base && base->passed && res.best_us > 0 && !st.aa_mode(p)) {
-    // KernelBench: the final best against the reference model, interleaved; the ratio is
-    // kept by expressing the reference in the best's measured time. (A problem that
-    // moved on without a search has no evaluator since the baseline phase: start one.)
-    if (stopped_here()) return;
-    auto timings = p.compiled ? st.evaluator(p).reference_timings(p.item->problem.path, {})
-                              : st.evaluator(p).reference_timings(p.best_copy, compile_defines(p.best_copy, best.point));
-    if (stopped_here()) return;
-    for (const auto& [mode, t] : timings) {
-      if (t.candidate_us <= 0) continue;
-      if (p.compiled) require_kept_kernels(p, t, "the re-measure against " + mode);
-      double ref_us = res.best_us * t.speedup;
-      if (mode == "eager") res.eager_us = ref_us;
-      if (mode == "compile") res.compile_us = ref_us;
-      if (mode == "compile-max-autotune") res.compile_max_autotune_us = ref_us;
-    }
+  if (wants_references(st, p, res)) {
     // Compiled mode against torch.compile's default model: that model is the baseline, and
     // the evaluator does not time it a second time. The final re-measure's baseline is its
     // time (a fallback's result is that model: exactly 1x).
-    if (p.item->problem.baseline_is_default_compile() && !timings.count("compile"))
-      res.compile_us = res.baseline_us;
+    if (p.item->problem.baseline_is_default_compile()) res.compile_us = res.baseline_us;
+    if (references == References::kLater) {
+      p.references_pending = true;
+    } else if (!take_references(st, p, res)) {
+      // A stop (SIGTERM from a CI timeout) is obeyed before and between the re-measures
+      // against the reference model: the problem gets no record, so `--resume`
+      // re-measures it whole rather than keep one without those columns.
+      log::info(p.item->problem_id + ": stopped during its final re-measures; no result recorded (--resume finishes it)");
+      return;
+    }
   }
   if (p.compiled) fill_compiled(p, res);
   res.env.gpu = p.eval ? p.eval->device_name() : st.device_name;
@@ -134,6 +147,24 @@ void finalize(RunState& st, Problem& p, double wall_s) {
   auto sr = st.stop_reasons.find(p.item->problem_id);
   if (sr != st.stop_reasons.end() && res.reason.empty()) res.reason = "moved on: " + sr->second;
   st.problem_done(p, std::move(res));
+}
+
+void references_phase(RunState& st) {
+  for (auto& p : st.problems) {
+    if (!p.done || !p.references_pending) continue;
+    report::ProblemResult res = *p.done;
+    try {
+      if (!take_references(st, p, res)) return;
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const Error& e) {
+      log::error(p.item->problem_id + ": the re-measures against the reference model failed (its result "
+                 "stands without them): " + std::string(e.what()));
+    }
+    p.references_pending = false;
+    st.problem_done(p, std::move(res));
+    p.eval.reset();
+  }
 }
 
 void write_run_json(RunState& st, bool finished, bool was_interrupted) {

@@ -90,6 +90,7 @@ void replay_event(RunState& st, const json& e, const std::string& at) {
       throw InfraError(at + "problem_done of " + id + " " + wrong + "; refusing to guess");
     p->infra_error.clear();
     p->done = std::move(r);
+    p->references_pending = e.value("references_pending", false);
   }
 }
 

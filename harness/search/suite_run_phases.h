@@ -64,6 +64,10 @@ struct Problem {
   std::vector<ExperimentRecord> records;  // journaled, in order (0 = baseline)
   std::optional<report::ProblemResult> done;
   std::string infra_error;  // resume: the infrastructure error that stopped the last attempt
+  // Its result is recorded, its re-measures against the reference model (eager,
+  // max-autotune) are not yet: a problem finished at its baseline gets them after every
+  // search (references_phase), so a run short of time spends it searching.
+  bool references_pending = false;
   std::unique_ptr<ExperimentRepo> repo;
   std::unique_ptr<CandidateEvaluator> eval;
   std::unique_ptr<Agent> agent;
@@ -140,7 +144,10 @@ struct RunState {
   std::string device_name;        // the first worker's device, for run.json
   protocol::HelloResult runtime;  // the first worker's hello (device, torch, triton, CUDA)
 
-  bool stopped() const { return interrupted(opt.interrupted); }
+  // A worker call abandoned by a stop (Interrupted from worker::Worker::call).
+  bool abandoned = false;
+
+  bool stopped() const { return abandoned || interrupted(opt.interrupted); }
   Problem* find(const std::string& id);
   std::string exp_ref(const Problem& p, int n) const;
   std::string best_tag(const Problem& p) const;
@@ -163,6 +170,8 @@ struct RunState {
   void write_result(const report::ProblemResult& res);
   // The one emitter of a problem's end: journaled (from here on the problem is done; an
   // `infra` one is an infrastructure error a resume goes on from), then its record.
+  // Journals and records the result (again, when a later phase adds to it: the journal's
+  // last problem_done of a problem is its result); p.references_pending is journaled with it.
   void problem_done(Problem& p, report::ProblemResult res, bool infra = false);
   // An infrastructure error (or a problem its worker rejects) as the problem's end.
   void error_result(Problem& p, const std::string& why);
@@ -212,7 +221,15 @@ std::string nothing_to_search(const RunState& st, const Problem& p);
 // ---- final (suite_run_final.cpp) ----------------------------------------------------------
 // The problem's result: its outcome from the baseline and the search, the final
 // interleaved re-measure in a fresh worker; journaled as problem_done, then its record.
-void finalize(RunState& st, Problem& p, double wall_s);
+// With `references` kLater the re-measures against the reference model are left to
+// references_phase (p.references_pending).
+enum class References { kNow, kLater };
+void finalize(RunState& st, Problem& p, double wall_s, References references = References::kNow);
+// The pending re-measures against the reference model of the problems finished at their
+// baseline, each problem's result journaled and recorded again with them. Stops (without
+// a throw) at a stop between problems; their records stand without those columns and a
+// --resume measures them.
+void references_phase(RunState& st);
 // OUT/run.json: what reporters and `kgate merge` need to know of this run (or shard).
 void write_run_json(RunState& st, bool finished, bool was_interrupted);
 

@@ -140,6 +140,9 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
     gates::CandidateVerdict v;
     try {
       v = st.evaluator(p).evaluate(cand, compile_defines(cand, prop.defines), p.best_copy);
+    } catch (const Interrupted&) {
+      p.repo->reset_hard(best);  // abandoned, as below
+      throw;
     } catch (const UsageError& e) {
       // The kept best, compiled anew as the baseline, "does not compile" on a full disk.
       st.distrust_on_full_disk(p, e.what(), "the kept best");

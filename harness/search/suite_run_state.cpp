@@ -116,6 +116,7 @@ void RunState::problem_done(Problem& p, report::ProblemResult res, bool infra) {
   json e = {{"event", "problem_done"}, {"problem", p.item->problem_id}, {"result", res},
             {"time", utc_now("%Y-%m-%dT%H:%M:%SZ")}};
   if (infra) e["infra"] = true;
+  if (p.references_pending) e["references_pending"] = true;
   journal->append(e);
   p.done = std::move(res);
   write_result(*p.done);

@@ -322,6 +322,10 @@ Reply Worker::exchange(const std::string& op, const protocol::Json& params, doub
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EPIPE) return crashed("before reading request `" + op + "`");
     if (n < 0 && errno != EAGAIN) return crashed(std::string("(write: ") + std::strerror(errno) + ")");
+    if (stop_requested()) {
+      kill_group();
+      throw Interrupted();
+    }
     if (Clock::now() >= deadline) {
       kill_group();
       return fault(gates::Fault::kTimeout,
@@ -364,6 +368,10 @@ Reply Worker::exchange(const std::string& op, const protocol::Json& params, doub
       drain_stderr();
       reply.elapsed_s = seconds_since(t0);
       return reply;
+    }
+    if (stop_requested()) {
+      kill_group();
+      throw Interrupted();
     }
     if (Clock::now() >= deadline) {
       kill_group();
@@ -439,6 +447,7 @@ void Worker::record(const std::string& op, const protocol::Json& params, double 
 }
 
 Reply Worker::call(const std::string& op, const protocol::Json& params, double timeout_s) {
+  if (stop_requested()) throw Interrupted();
   std::string skip_slot;
   if (op == "compile") skip_slot = params.value("slot", std::string("candidate"));
   bool restarted = false;
@@ -504,13 +513,17 @@ Reply Worker::call(const std::string& op, const protocol::Json& params, double t
 }
 
 void Worker::stop() {
-  if (pid_ > 0 && !reap_if_exited()) {
-    Reply r = exchange("shutdown", protocol::Json::object(), spec_.shutdown_grace_s);
-    if (r.fault == gates::Fault::kNone) {
-      auto t0 = Clock::now();
-      while (!reap_if_exited() && seconds_since(t0) < spec_.shutdown_grace_s) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  // Stopping (SIGTERM): no polite shutdown, which would throw Interrupted from here.
+  if (pid_ > 0 && !reap_if_exited() && !stop_requested()) {
+    try {
+      Reply r = exchange("shutdown", protocol::Json::object(), spec_.shutdown_grace_s);
+      if (r.fault == gates::Fault::kNone) {
+        auto t0 = Clock::now();
+        while (!reap_if_exited() && seconds_since(t0) < spec_.shutdown_grace_s) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
       }
+    } catch (const Interrupted&) {  // the signal came during the shutdown: killed below
     }
   }
   kill_group();

@@ -11,6 +11,7 @@
 // (kgate::InfraError, exit 3).
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -38,6 +39,10 @@ struct WorkerSpec {
   // The walls around the worker and the candidate code it runs (core/sandbox.h); with it
   // enabled, a call that leaves a process outside the worker's group fails naming it.
   core::Sandbox sandbox;
+  // Set (kgate run's SIGINT/SIGTERM): a call in flight is abandoned at once -- the
+  // worker's group killed, Interrupted thrown -- rather than waited for (a max-autotune
+  // compile can take a minute, past a CI job's grace between SIGTERM and SIGKILL).
+  const std::atomic<bool>* interrupted = nullptr;
 };
 
 // Kills the waiting spare, if any (also done at exit). For tests.
@@ -70,7 +75,8 @@ class Worker {
   // worker (and replays the setup log) when it is not running. Setup ops (hello,
   // load_problem, a successful compile) are recorded for replay; a compile replaces the
   // slot's earlier entry, and a slot being recompiled is not replayed first.
-  // Throws InfraError only when the executable cannot be started.
+  // Throws InfraError only when the executable cannot be started, and Interrupted when
+  // spec().interrupted is set before or during the call (the worker is killed then).
   Reply call(const std::string& op, const protocol::Json& params, double timeout_s);
 
   // Polite shutdown (op shutdown, short grace) then kill; the replay log is kept, so a
@@ -103,6 +109,7 @@ class Worker {
   std::string describe_status(int status) const;
   // The worker process has ended (not yet reaped): peeked at, its status left for reap_if_exited.
   bool worker_has_exited() const;
+  bool stop_requested() const { return spec_.interrupted != nullptr && spec_.interrupted->load(); }
   // The call's crash is a SIGKILL kgate did not send (the OOM killer, a kill -9).
   bool killed_from_outside(const Reply& reply) const;
   void record(const std::string& op, const protocol::Json& params, double timeout_s,

@@ -1149,12 +1149,20 @@ TEST_F(CompiledRun, NoTritonKernelsIsAFallbackToTheCompiledModel) {
 // A problem with nothing to search gets its result right after its baseline, before the
 // next problem's: a run stopped later (a CI job's timeout, a shard's device budget) keeps
 // it. Before, every result waited for the search phase, and such a cut left none.
-TEST_F(CompiledRun, NothingToSearchIsFinishedRightAfterItsBaseline) {
+// A problem with nothing to search is recorded right after its baseline, so a run cut
+// later keeps it; its re-measures against the reference model (a max-autotune compile of
+// a GEMM takes most of a minute on the H200) wait until every search is done, so a run
+// short of time spends it searching. A cut run leaves them pending in the journal, and
+// --resume measures them.
+TEST_F(CompiledRun, NothingToSearchIsFinishedRightAfterItsBaselineItsReferencesLast) {
+  bool fired = false;
   struct StopAtInventory : FakeCompiled {
     using FakeCompiled::FakeCompiled;
     std::atomic<bool>* stop = nullptr;
+    bool* fired = nullptr;
     json inventory(const std::string& d) override {
-      *stop = true;  // the stop arrives during this problem's baseline
+      if (!*fired) *stop = true;  // the stop arrives during this problem's first baseline
+      *fired = true;
       return FakeCompiled::inventory(d);
     }
   };
@@ -1169,29 +1177,46 @@ TEST_F(CompiledRun, NothingToSearchIsFinishedRightAfterItsBaseline) {
     it.problem.path = it.starter = it.problem_file = (dir / (id + ".py")).string();
     return it;
   };
-  SuiteRun r(options(false, {}), {make("p"), make("q")}, [this](const RunItem& it, const std::string& ws, uint64_t) {
-    std::unique_ptr<FakeCompiled> f;
-    if (it.problem_id == "p") {
-      f = std::make_unique<FakeCompiled>(std::vector<FakeCompiled::K>{}, ws, it.problem.path, &evaluated);
-    } else {
-      auto q = std::make_unique<StopAtInventory>(std::vector<FakeCompiled::K>{{"triton_red_b", 20, 64, 1.5}}, ws,
-                                                 it.problem.path, &evaluated);
-      q->stop = &stop;
-      f = std::move(q);
-    }
-    return f;
-  });
+  auto factory = [&](const RunItem& it, const std::string& ws, uint64_t) -> std::unique_ptr<CandidateEvaluator> {
+    if (it.problem_id == "p")
+      return std::make_unique<FakeCompiled>(std::vector<FakeCompiled::K>{}, ws, it.problem.path, &evaluated);
+    auto q = std::make_unique<StopAtInventory>(std::vector<FakeCompiled::K>{{"triton_red_b", 20, 64, 1.5}}, ws,
+                                               it.problem.path, &evaluated);
+    q->stop = &stop;
+    q->fired = &fired;
+    return q;
+  };
+  {
+    SuiteRun r(options(false, {}), {make("p"), make("q")}, factory);
+    RunSummary s = r.run();
+    EXPECT_TRUE(s.interrupted);
+    ASSERT_EQ(s.results.size(), 1u);
+    EXPECT_EQ(s.results[0].problem, "p");
+    EXPECT_EQ(s.results[0].outcome, report::Outcome::kFallback);
+    EXPECT_EQ(s.results[0].fallback_kind, "no-triton");
+    EXPECT_EQ(s.results[0].eager_us, 0);  // not yet: after the searches
+    EXPECT_EQ(std::count(evaluated.begin(), evaluated.end(), "reference problem"), 0);
+    EXPECT_TRUE(fs::exists(out / "results" / report::record_file_name("kb", "p")));
+    EXPECT_FALSE(fs::exists(out / "results" / report::record_file_name("kb", "q")));
+    EXPECT_NE(slurp(out / "journal.jsonl").find("\"references_pending\":true"), std::string::npos);
+  }
+  stop = false;
+  evaluated.clear();
+  SuiteRun r(options(true, {}), {make("p"), make("q")}, factory);
   RunSummary s = r.run();
-  EXPECT_TRUE(s.interrupted);
-  ASSERT_EQ(s.results.size(), 1u);
-  EXPECT_EQ(s.results[0].problem, "p");
-  EXPECT_EQ(s.results[0].outcome, report::Outcome::kFallback);
-  EXPECT_EQ(s.results[0].fallback_kind, "no-triton");
-  EXPECT_GT(s.results[0].eager_us, 0);  // its final re-measures ran, before q's baseline
-  const auto ref_p = std::find(evaluated.begin(), evaluated.end(), "reference problem");
-  ASSERT_NE(ref_p, evaluated.end());
-  EXPECT_TRUE(fs::exists(out / "results" / report::record_file_name("kb", "p")));
-  EXPECT_FALSE(fs::exists(out / "results" / report::record_file_name("kb", "q")));
+  EXPECT_FALSE(s.interrupted);
+  ASSERT_EQ(s.results.size(), 2u);
+  const auto& rp = s.results[0].problem == "p" ? s.results[0] : s.results[1];
+  EXPECT_EQ(rp.outcome, report::Outcome::kFallback);
+  EXPECT_GT(rp.eager_us, 0);  // measured by the resume, after q's search
+  EXPECT_GT(rp.compile_max_autotune_us, 0);
+  // q's experiments and its own final re-measures first, p's reference re-measure last.
+  ASSERT_FALSE(evaluated.empty());
+  EXPECT_EQ(evaluated.back(), "reference problem");
+  EXPECT_EQ(std::count(evaluated.begin(), evaluated.end(), "reference problem"), 2);
+  EXPECT_TRUE(std::any_of(evaluated.begin(), evaluated.end(), [](const std::string& e) { return e.rfind("evaluate", 0) == 0; }));
+  const report::ProblemResult on_disk = report::load_result((out / "results" / report::record_file_name("kb", "p")).string());
+  EXPECT_GT(on_disk.eager_us, 0);
 }
 
 TEST_F(CompiledRun, ExternDominatedAndNotFasterFallbacks) {

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -243,6 +245,48 @@ TEST_F(WorkerTest, TimeoutKillsTheWholeGroupAndTheNextCallRecovers) {
                                    "hello",   "load_problem", "compile:baseline",
                                    "compile:candidate", "check:candidate"};
   EXPECT_EQ(ops_log(), want);
+}
+
+// kgate run's SIGTERM (a CI job's timeout) sets the stop flag: a call in flight (a
+// max-autotune compile can take a minute) is abandoned at once -- the worker's group
+// killed, Interrupted thrown, no fault charged to anything -- and a later call is refused
+// the same way, before a worker starts, and the destructor does not wait on a shutdown.
+TEST_F(WorkerTest, AStopAbandonsTheCallInFlightAndKillsTheGroup) {
+  std::atomic<bool> stop{false};
+  WorkerSpec s = spec({{"FAKE_HANG_OP", "check"}});
+  s.interrupted = &stop;
+  auto w = std::make_unique<Worker>(s);
+  ASSERT_TRUE(w->call("hello", Json::object(), 10).good());
+  const pid_t first = w->pid();
+  std::thread signal_later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop.store(true);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(w->call("check", Json{{"slot", "candidate"}}, 60), Interrupted);
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  signal_later.join();
+  EXPECT_LT(waited, 10.0);  // the stop, not the 60 s deadline nor the hang
+  EXPECT_FALSE(w->running());
+  EXPECT_NE(::kill(first, 0), 0);
+  std::ifstream gp(dir_ / "grandchild.pid");
+  pid_t grandchild = 0;
+  gp >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    gone = line.empty() || line.find(") Z") != std::string::npos;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "grandchild " << grandchild << " survived the stop";
+  EXPECT_THROW(w->call("hello", Json::object(), 10), Interrupted);
+  EXPECT_EQ(w->starts(), 1);  // refused before a fresh worker started
+  t0 = std::chrono::steady_clock::now();
+  w.reset();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
 }
 
 TEST_F(WorkerTest, CrashReportsSignalAndStderrTail) {
