@@ -87,7 +87,13 @@ std::string stop_reason(const RunState& st, const Problem& p) {
   if (!p.compiled && p.consecutive_reverts() >= b.max_consecutive_reverts)
     return std::to_string(p.consecutive_reverts()) + " consecutive reverts";
   const ExperimentRecord& best = p.best();
-  if (b.roofline_stop > 0 && best.pct_roofline >= b.roofline_stop)
+  // Compiled mode judged torch.compile's model before the search (plan_kernels: each
+  // kernel's headroom on the model as timed, against the keep threshold): a kernel it
+  // plans is searched even where the model reads past roofline_stop (the official
+  // activations time at 92-95 % of roofline, 4-7 % behind eager's kernels on the H200);
+  // the rule stops a search that has got there.
+  const bool judged_by_plan = p.compiled && p.kept() == 0;
+  if (b.roofline_stop > 0 && best.pct_roofline >= b.roofline_stop && !judged_by_plan)
     return "at " + fmt(best.pct_roofline * 100, "%.1f") + "% of roofline";
   if (b.target_speedup > 0 && best.speedup_vs_starter >= b.target_speedup)
     return "target speedup reached (" + fmt(best.speedup_vs_starter, "%.2f") + "x)";

@@ -904,6 +904,7 @@ struct FakeCompiled : CandidateEvaluator {
   double model_device_us = 100;   // the model's GPU time as the profiler read it
   double octave_us = 1;           // a kernel's cost per octave of XBLOCK from its best
   double bandwidth_fraction = 0;  // each kernel's, when > 0 (of copy bandwidth, profiled)
+  double pct_roofline = 0;        // every timing's fraction of the roofline
   FakeCompiled(std::vector<K> ks, std::string w, std::string pp, std::vector<std::string>* l)
       : kernels(std::move(ks)), ws(std::move(w)), problem_path(std::move(pp)), log(l) {}
 
@@ -962,6 +963,7 @@ struct FakeCompiled : CandidateEvaluator {
     t.speedup = t.baseline_us / t.candidate_us;
     t.speedup_lo = t.speedup * 0.995;
     t.speedup_hi = t.speedup * 1.005;
+    t.pct_roofline = pct_roofline;
     // The problem file: the workspace's changed kernel files are swapped in, as the worker
     // reports them (or none, for a worker without the kernel directory: then it timed
     // torch.compile's own model).
@@ -1022,6 +1024,7 @@ struct CompiledRun : SearchSuiteRun {
   double model_device_us = 100;
   double bandwidth_fraction = 0;
   double octave_us = 1;
+  double pct_roofline = 0;
   RunSummary run_compiled(bool resume = false, std::optional<int> max = {}) {
     std::ofstream(dir / "p.py") << "class Model: pass\n";
     RunItem it;
@@ -1044,6 +1047,7 @@ struct CompiledRun : SearchSuiteRun {
       f->model_device_us = model_device_us;
       f->bandwidth_fraction = bandwidth_fraction;
       f->octave_us = octave_us;
+      f->pct_roofline = pct_roofline;
       return f;
     });
     return r.run();
@@ -1281,11 +1285,16 @@ TEST_F(CompiledRun, BoundsAreOnTheModelAsTimedWhenItIsSlowerThanProfiled) {
   fs::remove_all(out);
   evaluated.clear();
   model_device_us = 2000;  // timed 2305 us: 225 us past the host's share, 11 % above
+  // The model reads past roofline_stop (as the official activations do, at 92-95 %): the
+  // plan has judged it worth searching, and the move-on rule waits for a kept kernel.
+  suite.budget.roofline_stop = 0.9;
+  pct_roofline = 0.93;
   run_compiled();
   report::ProblemResult r = result();
   EXPECT_EQ(r.kernels_searched, 1) << r.reason;
   EXPECT_EQ(r.outcome, report::Outcome::kImproved) << r.reason;
   EXPECT_GT(r.experiments, 0);
+  EXPECT_NE(r.reason.find("93.0% of roofline"), std::string::npos) << r.reason;  // after its keep
 
   // Resumed, the plan is made again from the journaled baseline's time: the same kernels.
   const int done = r.experiments;
