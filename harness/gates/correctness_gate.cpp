@@ -19,6 +19,17 @@ std::string format_index(int64_t flat, const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
+namespace {
+// The first non-finite element's value as the workers name it (worst_kind; worst_got
+// carries no NaN or infinity through JSON).
+std::string nonfinite_text(const protocol::OutputError& o) {
+  if (o.worst_kind == "nan") return "NaN";
+  if (o.worst_kind == "inf") return "Inf";
+  if (o.worst_kind == "-inf") return "-Inf";
+  return fmt_num(o.worst_got);
+}
+}  // namespace
+
 CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseResult& r) {
   CaseRow row;
   row.case_id = c.check.case_id;
@@ -72,7 +83,7 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
       int64_t n = numel_of(o.name);
       return fail(what + (n >= 0 ? " of " + std::to_string(n) : "") + " elements" + out_name(o) +
                   " where the float64 truth is finite (first at " +
-                  format_index(o.worst_index, shape_of(o.name)) + ": got " + fmt_num(o.worst_got) +
+                  format_index(o.worst_index, shape_of(o.name)) + ": got " + nonfinite_text(o) +
                   ", want " + fmt_num(o.worst_want) + ")");
     }
   }

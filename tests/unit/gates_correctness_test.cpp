@@ -87,6 +87,14 @@ TEST(CorrectnessGate, RulesInOrder) {
                 .find("7 NaN of 135201 elements where the float64 truth is finite"),
             std::string::npos);
   EXPECT_NE(judge(R"({"outputs":[{"name":"y","inf":2}]})").find("2 Inf"), std::string::npos);
+  // The first non-finite element is named by its value, not by the 0 the worker sends in
+  // its place (JSON has no NaN).
+  EXPECT_NE(judge(R"({"outputs":[{"name":"y","nan":1,"worst_index":5,"worst_got":0,"worst_want":0.25,"worst_kind":"nan"}]})")
+                .find("(first at [0,5]: got NaN, want 0.25)"),
+            std::string::npos)
+      << judge(R"({"outputs":[{"name":"y","nan":1,"worst_index":5,"worst_got":0,"worst_want":0.25,"worst_kind":"nan"}]})");
+  EXPECT_NE(judge(R"({"outputs":[{"name":"y","inf":1,"worst_index":0,"worst_kind":"-inf"}]})").find("got -Inf"),
+            std::string::npos);
   EXPECT_NE(judge(R"({"inputs_modified":true,"outputs":[{"name":"y"}]})").find("modified its inputs"),
             std::string::npos);
   EXPECT_NE(judge(R"({"deterministic":false,"outputs":[{"name":"y"}]})").find("not bitwise identical"),
