@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -466,6 +467,100 @@ void fresh_contents_rounds(Backend& b, std::vector<TimedCall>& calls, RoundAudit
   }
 }
 
+// Rounds on contents no call has seen: each input of a set shifted in place by a few
+// elements (circularly: the same values, valid for every op's inputs, at new positions),
+// outputs poisoned, the baseline called once to settle, then every slot timed on them in
+// turn and audited. A result cache keyed on content computes honestly here -- and is slower
+// than on the timing's repeated sets, where it only copied. Returns each slot's times (us);
+// empty when a slot failed (the audit holds why).
+constexpr int kNewContentRounds = 5;
+constexpr double kCacheFactor = 1.5;
+
+std::vector<std::vector<double>> new_content_rounds(Backend& b, std::vector<TimedCall>& calls, std::size_t base,
+                                                    RoundAudit& audit, std::size_t first_shift) {
+  std::vector<std::vector<double>> times(calls.size());
+  const std::size_t n_sets = calls.front().input_sets.size();
+  for (int i = 0; i < kNewContentRounds; ++i) {
+    const std::size_t set = static_cast<std::size_t>(i) % n_sets, shift = first_shift + static_cast<std::size_t>(i);
+    for (const kgate_tensor& t : calls.front().input_sets[set]) {
+      const std::size_t bytes = tensor_bytes(t);
+      const std::size_t off = (shift * dtype_size(static_cast<DType>(static_cast<int>(t.dtype)))) % std::max<std::size_t>(bytes, 1);
+      if (off == 0) continue;
+      DeviceBuffer was(b, bytes);
+      b.copy(was.get(), t.data, bytes);
+      b.copy(t.data, static_cast<unsigned char*>(was.get()) + off, bytes - off);
+      b.copy(static_cast<unsigned char*>(t.data) + (bytes - off), was.get(), off);
+    }
+    poison_outputs(b, calls, set);
+    int rc = b.run(*calls[base].module, calls[base].input_sets[set], calls[base].output_sets[set]);
+    for (std::size_t j = 0; j < calls.size() && rc == 0; ++j) {
+      TimedCall& c = calls[i % 2 == 0 ? j : calls.size() - 1 - j];
+      const auto t0 = std::chrono::steady_clock::now();
+      rc = b.run(*c.module, c.input_sets[set], c.output_sets[set]);
+      times[static_cast<std::size_t>(&c - calls.data())].push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+      if (rc != 0) audit.fail("a round on new contents: slot '" + c.slot + "' returned " + std::to_string(rc));
+    }
+    if (rc != 0 || !audit.audit_now(set, "a round on new contents (input set " + std::to_string(set) +
+                                             " shifted by " + std::to_string(shift) + " elements)"))
+      return {};
+  }
+  return times;
+}
+
+double median_us(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// "" unless a slot's median on new contents is above kCacheFactor x its median on the
+// repeated input sets, times the baseline's own slowdown there when above 1, while the
+// baseline's is not above kCacheFactor (load that slowed both is not a cache; the Python
+// worker's rule, kgate_worker/audit.py). On CUDA the new-content calls are host-timed
+// (launch and synchronisation included): a kernel of a few microseconds reads slower
+// there on both sides, and the baseline's factor keeps it from being called a cache.
+std::string cache_finding(const protocol::TimeResult& r, const std::vector<TimedCall>& calls, std::size_t base,
+                          const std::vector<std::vector<double>>& fresh) {
+  auto repeated = [&](std::size_t k) {
+    auto it = r.samples_us.find(calls[k].slot);
+    return it == r.samples_us.end() ? 0.0 : median_us(it->second);
+  };
+  const double bm = repeated(base), bf = median_us(fresh[base]);
+  if (bm <= 0 || bf <= 0 || bf > kCacheFactor * bm) return "";
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    if (k == base) continue;
+    const double cm = repeated(k), cf = median_us(fresh[k]);
+    if (cm > 0 && cf > kCacheFactor * cm * std::max(1.0, bf / bm))
+      return "slot '" + calls[k].slot + "' is faster on inputs it has seen before (a result cache): median " +
+             core::fmt_num(cf) + " us over " + std::to_string(fresh[k].size()) + " calls on new contents against " +
+             core::fmt_num(cm) + " us on the repeated input sets (baseline " + core::fmt_num(bf) + " against " +
+             core::fmt_num(bm) + " us)";
+  }
+  return "";
+}
+
+// The content-cache rule over two sets of new-content rounds: a cache is slower on new
+// contents every time; a burst of load over the first set's few rounds is not repeated.
+void content_cache_rounds(Backend& b, std::vector<TimedCall>& calls, std::size_t base, RoundAudit& audit,
+                          protocol::TimeResult& r) {
+  if (!audit.failure().empty()) return;
+  auto first = new_content_rounds(b, calls, base, audit, 1);
+  if (first.empty()) return;
+  const std::string seen = cache_finding(r, calls, base, first);
+  if (seen.empty()) return;
+  auto second = new_content_rounds(b, calls, base, audit, 1 + kNewContentRounds);
+  if (second.empty()) return;
+  const std::string again = cache_finding(r, calls, base, second);
+  if (!again.empty()) {
+    audit.fail(again);
+    return;
+  }
+  r.audit_note += std::string(r.audit_note.empty() ? "" : "; ") +
+                  "new contents: slower once, not in a second set of rounds (load, not a cache): " + seen;
+}
+
 }  // namespace
 
 Json Runner::do_time(const Json& p) {
@@ -530,10 +625,12 @@ Json Runner::do_time(const Json& p) {
   // calls never saw. One slot has nothing to be compared with.
   std::optional<RoundAudit> audit;
   std::vector<std::vector<ops::HostTensor>> staging;
+  std::size_t audit_base = 0;
   if (calls.size() >= 2) {
     std::size_t base = 0;
     for (std::size_t k = 0; k < calls.size(); ++k)
       if (calls[k].slot == "baseline") base = k;
+    audit_base = base;
     for (std::size_t k = 0; k < calls.size(); ++k) {
       staging.emplace_back();
       for (const auto& d : out_decls)
@@ -547,6 +644,7 @@ Json Runner::do_time(const Json& p) {
   protocol::TimeResult r = b.time(calls, tp, audit ? &*audit : nullptr);
   if (audit) {
     if (r.return_code == 0) fresh_contents_rounds(b, calls, *audit, r);
+    if (r.return_code == 0) content_cache_rounds(b, calls, audit_base, *audit, r);
     audit->fill(r);
   } else {
     r.audit_note = "one slot timed: no outputs to compare it with";

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The native red-team corpus (tests/redteam/native/*.cpp) through `kgate bench` on the
+# host backend, the real kgate-native worker: each case's header says what must happen,
+#   // expect: GATE | REASON || REASON...   rejected at GATE, the verdict naming one REASON
+#   // expect: pass                         correct but unusual: must pass every gate
+# A case that passes when it must be rejected (or the reverse) fails the test.
+set -u
+KGATE="${KGATE_BIN:?KGATE_BIN not set}"
+SRC="${KGATE_SOURCE_DIR:?KGATE_SOURCE_DIR not set}"
+RT="$SRC/tests/redteam/native"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+export XDG_CACHE_HOME="$TMP/cache"
+unset KGATE_SANDBOX
+fails=0 cases=0
+for c in "$RT"/*.cpp; do
+  name="$(basename "$c" .cpp)"
+  [ "$name" = baseline ] && continue
+  expect="$(sed -n 's|^// expect: *||p' "$c" | head -1)"
+  [ -n "$expect" ] || { echo "FAIL $name: no '// expect:' line"; fails=$((fails + 1)); continue; }
+  cases=$((cases + 1))
+  "$KGATE" bench --problem "$RT/problem.yaml" --candidate "$c" --min-time 0.05 --max-time 0.2 \
+    --timeout 10 --seed 7 >"$TMP/$name.out" 2>&1
+  rc=$?
+  verdict="$(grep -m1 '^verdict:' "$TMP/$name.out" || true)"
+  if [ "$expect" = pass ]; then
+    if [ "$rc" = 0 ]; then echo "ok   $name: passed (correct, unusual)"; continue; fi
+    echo "FAIL $name: a correct candidate was rejected (exit $rc): $verdict"
+    tail -15 "$TMP/$name.out" | sed 's/^/    /'; fails=$((fails + 1)); continue
+  fi
+  gate="$(printf '%s' "${expect%%|*}" | tr -d ' ')"
+  reasons="${expect#*|}"
+  if [ "$rc" != 1 ] || ! printf '%s' "$verdict" | grep -q "FAIL at the $gate gate"; then
+    echo "FAIL $name: want rejected at the $gate gate, got exit $rc: ${verdict:-no verdict}"
+    tail -15 "$TMP/$name.out" | sed 's/^/    /'; fails=$((fails + 1)); continue
+  fi
+  named=""
+  while IFS= read -r r; do
+    r="$(printf '%s' "$r" | sed 's/^ *//; s/ *$//')"
+    [ -n "$r" ] && printf '%s' "$verdict" | grep -qF -- "$r" && { named="$r"; break; }
+  done < <(printf '%s\n' "$reasons" | sed 's/||/\n/g')
+  if [ -z "$named" ]; then
+    echo "FAIL $name: rejected at $gate, but the verdict names none of: $reasons"
+    echo "    $verdict"; fails=$((fails + 1)); continue
+  fi
+  echo "ok   $name: $gate, \"$named\""
+done
+echo "$cases cases, $fails failed"
+exit $(( fails > 0 ))
