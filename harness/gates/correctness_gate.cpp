@@ -65,6 +65,8 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
     row.detail = "not judged: " + r.cannot_judge;
     return row;
   }
+  // A write past a buffer's end explains whatever else went wrong after it.
+  if (!r.out_of_bounds.empty()) return fail("out-of-bounds write: " + r.out_of_bounds);
   if (r.outputs.empty()) return fail("the worker reported no outputs for this case");
   for (const auto& o : r.outputs)
     if (!o.shape_ok) return fail("output " + o.name + " has the wrong shape");

@@ -176,6 +176,8 @@ ChunkErrors compare_chunk(const ops::HostTensor& got, const ops::HostTensor& wan
 
 // Elements per chunk of compare_output (and the size under which it stays on one thread).
 constexpr int64_t kCompareChunk = int64_t{1} << 16;
+// Bytes of a known pattern after every buffer a checked candidate gets.
+constexpr std::size_t kGuardBytes = 4096;
 
 }  // namespace
 
@@ -244,45 +246,79 @@ protocol::CaseResult check_case(Backend& backend, const Module& module, const op
   // so a GPU-sized case moves its inputs over the bus once and its outputs once (plus any
   // repeat that differs). Repeat 0 writes output set A, which is kept; later repeats write
   // set B and are compared with A.
+  //
+  // Every buffer the candidate gets has kGuardBytes of a known pattern after its end,
+  // checked after each run: a write past the end (a tail loop with the wrong bound) is
+  // named, not left to the luck of the heap's layout.
   std::vector<DeviceBuffer> pristine, in_dev, out_first, out_next;
   std::vector<kgate_tensor> in_desc, first_desc, next_desc;
+  const std::vector<unsigned char> guard_pattern = {0xa5, 0x5a, 0xc3, 0x3c};
+  DeviceBuffer guard_ref(backend, kGuardBytes);
+  backend.fill(guard_ref.get(), guard_pattern, kGuardBytes);
+  auto guarded = [&](std::vector<DeviceBuffer>& into, std::size_t bytes) {
+    into.emplace_back(backend, bytes + kGuardBytes);
+    backend.copy(static_cast<unsigned char*>(into.back().get()) + bytes, guard_ref.get(), kGuardBytes);
+    return into.back().get();
+  };
   for (const auto& t : data.inputs) {
     pristine.emplace_back(backend, t.bytes.size());
     backend.to_device(pristine.back().get(), t.bytes.data(), t.bytes.size());
-    in_dev.emplace_back(backend, t.bytes.size());
-    in_desc.push_back(describe(t, in_dev.back().get()));
+    in_desc.push_back(describe(t, guarded(in_dev, t.bytes.size())));
   }
   const int repeats = std::max(1, c.repeats);
   for (const auto& t : out_host) {
-    out_first.emplace_back(backend, t.bytes.size());
-    first_desc.push_back(describe(t, out_first.back().get()));
-    if (repeats > 1) {
-      out_next.emplace_back(backend, t.bytes.size());
-      next_desc.push_back(describe(t, out_next.back().get()));
-    }
+    first_desc.push_back(describe(t, guarded(out_first, t.bytes.size())));
+    if (repeats > 1) next_desc.push_back(describe(t, guarded(out_next, t.bytes.size())));
   }
+  // What a run wrote into the guards: "" = nothing.
+  auto guards_hit = [&](const std::vector<DeviceBuffer>& bufs, const char* what,
+                        const std::vector<ops::TensorDecl>& names) -> std::string {
+    for (std::size_t k = 0; k < bufs.size(); ++k) {
+      const std::size_t bytes = bufs[k].bytes() - kGuardBytes;
+      const auto* guard = static_cast<const unsigned char*>(bufs[k].get()) + bytes;
+      if (backend.equal(guard, guard_ref.get(), kGuardBytes)) continue;
+      std::vector<unsigned char> seen(kGuardBytes);
+      backend.to_host(seen.data(), guard, kGuardBytes);
+      std::size_t changed = 0, first = kGuardBytes;
+      for (std::size_t i = 0; i < kGuardBytes; ++i)
+        if (seen[i] != guard_pattern[i % guard_pattern.size()]) {
+          ++changed;
+          first = std::min(first, i);
+        }
+      const std::string name = k < names.size() ? "'" + names[k].name + "'" : std::to_string(k);
+      return std::string(what) + " " + name + ": " + std::to_string(changed) + " of the " +
+             std::to_string(kGuardBytes) + " guard bytes after its end changed (the first " + std::to_string(first) +
+             " bytes past it)";
+    }
+    return "";
+  };
+  const auto in_decls = op.inputs();
 
   std::vector<std::vector<ops::HostTensor>> runs;  // [0] and every repeat that differs
   for (int r = 0; r < repeats; ++r) {
     std::vector<DeviceBuffer>& out_dev = r == 0 ? out_first : out_next;
-    // Fresh copies of the pristine inputs and poisoned outputs before every run.
+    // Fresh copies of the pristine inputs and poisoned outputs before every run (the
+    // guards stay as they were: a hit ends the case below).
     for (std::size_t k = 0; k < in_dev.size(); ++k)
-      backend.copy(in_dev[k].get(), pristine[k].get(), in_dev[k].bytes());
+      backend.copy(in_dev[k].get(), pristine[k].get(), pristine[k].bytes());
     for (std::size_t k = 0; k < out_dev.size(); ++k)
-      backend.fill(out_dev[k].get(), poison_pattern(out_host[k].dtype), out_dev[k].bytes());
+      backend.fill(out_dev[k].get(), poison_pattern(out_host[k].dtype), out_host[k].bytes.size());
     // The descriptors are handed over by value each time: a candidate that scribbles on
     // them must not change what the next repeat sees.
     std::vector<kgate_tensor> ins = in_desc, outs = r == 0 ? first_desc : next_desc;
     int rc = backend.run(module, ins, outs);
     if (rc != 0 && res.return_code == 0) res.return_code = rc;
+    res.out_of_bounds = guards_hit(out_dev, "output", out_decls);
+    if (res.out_of_bounds.empty()) res.out_of_bounds = guards_hit(in_dev, "input", in_decls);
+    if (!res.out_of_bounds.empty()) break;
 
     for (std::size_t k = 0; k < in_dev.size(); ++k) {
-      if (!backend.equal(in_dev[k].get(), pristine[k].get(), in_dev[k].bytes()))
+      if (!backend.equal(in_dev[k].get(), pristine[k].get(), pristine[k].bytes()))
         res.inputs_modified = true;
     }
     bool same_as_first = r > 0;
     for (std::size_t k = 0; r > 0 && k < out_dev.size(); ++k) {
-      if (!backend.equal(out_dev[k].get(), out_first[k].get(), out_dev[k].bytes()))
+      if (!backend.equal(out_dev[k].get(), out_first[k].get(), out_host[k].bytes.size()))
         same_as_first = false;
     }
     if (same_as_first) continue;  // its errors are the first's

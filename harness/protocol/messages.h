@@ -192,10 +192,14 @@ struct CaseResult {
   // correctness is then judged against the float32 reference.
   std::string oracle_skip;
   std::vector<std::string> notes;  // relaxations the worker applied, in words
+  // kgate-native: a write past the end of a buffer the candidate was given, caught in the
+  // guard bytes after it ("output 'y': 256 of the 4096 guard bytes after its end changed");
+  // "" = none.
+  std::string out_of_bounds;
 };
 KGATE_WIRE_RESULT(CaseResult, case_id, return_code, inputs_modified,
                                                 deterministic, elapsed_ms, outputs, error, cannot_judge,
-                                                oracle_skip, notes)
+                                                oracle_skip, notes, out_of_bounds)
 
 struct CheckResult {
   std::vector<CaseResult> cases;

@@ -95,6 +95,9 @@ TEST(CorrectnessGate, RulesInOrder) {
       << judge(R"({"outputs":[{"name":"y","nan":1,"worst_index":5,"worst_got":0,"worst_want":0.25,"worst_kind":"nan"}]})");
   EXPECT_NE(judge(R"({"outputs":[{"name":"y","inf":1,"worst_index":0,"worst_kind":"-inf"}]})").find("got -Inf"),
             std::string::npos);
+  // A write past a buffer's end comes first: it explains the rest.
+  EXPECT_EQ(judge(R"({"out_of_bounds":"output 'y': 4 of the 4096 guard bytes after its end changed","outputs":[{"name":"y","nan":3,"over_tol":3}]})"),
+            "out-of-bounds write: output 'y': 4 of the 4096 guard bytes after its end changed");
   EXPECT_NE(judge(R"({"inputs_modified":true,"outputs":[{"name":"y"}]})").find("modified its inputs"),
             std::string::npos);
   EXPECT_NE(judge(R"({"deterministic":false,"outputs":[{"name":"y"}]})").find("not bitwise identical"),
