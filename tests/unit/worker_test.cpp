@@ -122,6 +122,24 @@ class WorkerTest : public ::testing::Test {
     return out;
   }
 
+  // The hang's `sleep 1000` (its pid in grandchild.pid) is gone, or a zombie waiting for
+  // a reaper that is not us.
+  void expect_grandchild_gone(const char* after) {
+    std::ifstream gp(dir_ / "grandchild.pid");
+    pid_t grandchild = 0;
+    gp >> grandchild;
+    ASSERT_GT(grandchild, 0);
+    bool gone = false;
+    for (int i = 0; i < 200 && !gone; ++i) {
+      std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+      std::string s;
+      std::getline(stat, s);
+      gone = s.empty() || s.find(") Z") != std::string::npos;
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(gone) << "grandchild " << grandchild << " survived " << after;
+  }
+
   fs::path dir_;
   std::string script_;
 };
@@ -219,20 +237,7 @@ TEST_F(WorkerTest, TimeoutKillsTheWholeGroupAndTheNextCallRecovers) {
   EXPECT_NE(::kill(first, 0), 0);  // reaped: no such process
 
   // The grandchild (`sleep 1000`) was in the worker's process group: killed too.
-  std::ifstream gp(dir_ / "grandchild.pid");
-  pid_t grandchild = 0;
-  gp >> grandchild;
-  ASSERT_GT(grandchild, 0);
-  bool gone = false;
-  for (int i = 0; i < 200 && !gone; ++i) {
-    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
-    std::string s;
-    std::getline(stat, s);
-    // Gone, or a zombie waiting for a reaper that is not us.
-    gone = s.empty() || s.find(") Z") != std::string::npos;
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(gone) << "grandchild " << grandchild << " survived the group kill";
+  expect_grandchild_gone("the group kill");
 
   // Next call: a fresh worker with the setup replayed in order, then the call itself.
   r = w.call("check", Json{{"slot", "candidate"}}, 10);
@@ -269,19 +274,7 @@ TEST_F(WorkerTest, AStopAbandonsTheCallInFlightAndKillsTheGroup) {
   EXPECT_LT(waited, 10.0);  // the stop, not the 60 s deadline nor the hang
   EXPECT_FALSE(w->running());
   EXPECT_NE(::kill(first, 0), 0);
-  std::ifstream gp(dir_ / "grandchild.pid");
-  pid_t grandchild = 0;
-  gp >> grandchild;
-  ASSERT_GT(grandchild, 0);
-  bool gone = false;
-  for (int i = 0; i < 200 && !gone; ++i) {
-    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    gone = line.empty() || line.find(") Z") != std::string::npos;
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(gone) << "grandchild " << grandchild << " survived the stop";
+  expect_grandchild_gone("the stop");
   EXPECT_THROW(w->call("hello", Json::object(), 10), Interrupted);
   EXPECT_EQ(w->starts(), 1);  // refused before a fresh worker started
   t0 = std::chrono::steady_clock::now();
