@@ -68,6 +68,18 @@ if [ -n "${KGATE_PREBUILT:-}" ]; then
     [ $rc -ne 0 ] && sed 's/^/    | /' "$one" | tail -40
   done
   rm -f "$OUT/current-test.log"
+  # The native CUDA red-team corpus (ctest's gpu.redteam_native_cuda): every case through
+  # `kgate bench`, each rejected for its expected reason, the unusual ones passing.
+  if [ -z "${KGATE_GPU_FILTER:-}" ] || printf 'gpu.redteam_native_cuda' | grep -qE -- "$KGATE_GPU_FILTER"; then
+    start=$(date +%s%N)
+    KGATE_BIN=$(find_one kgate) KGATE_REDTEAM_DIR=native_cuda KGATE_REDTEAM_TIMEOUT=30 \
+      timeout 900 bash "$ROOT/tests/e2e/redteam_native.sh" > "$OUT/redteam-native-cuda.log" 2>&1
+    rc=$?
+    secs=$(awk -v a="$start" -v b="$(date +%s%N)" 'BEGIN {print (b - a) / 1e9}')
+    if [ $rc -eq 0 ]; then res=PASS; else res="FAIL($rc)"; status=1; fi
+    printf '%-60s %-9s %8.2fs\n' "gpu.redteam_native_cuda" "$res" "$secs" >> "$SUMMARY"
+    sed 's/^/    /' "$OUT/redteam-native-cuda.log" >> "$SUMMARY"
+  fi
 else
   BUILD="$ROOT/build-gpu"
   say "configure + build in $BUILD"

@@ -1,26 +1,33 @@
 #!/usr/bin/env bash
-# The native red-team corpus (tests/redteam/native/*.cpp) through `kgate bench` on the
-# host backend, the real kgate-native worker: each case's header says what must happen,
+# A native red-team corpus through `kgate bench`, the real kgate-native worker:
+# tests/redteam/native (host .cpp cases, the default) or, with KGATE_REDTEAM_DIR=native_cuda,
+# the CUDA .cu cases (a GPU: the `gpu` label, scripts/gpu-check.sh). Each case's header
+# says what must happen,
 #   // expect: GATE | REASON || REASON...   rejected at GATE, the verdict naming one REASON
 #   // expect: pass                         correct but unusual: must pass every gate
+#   // problem: FILE                        optional: the corpus's problem it runs on
+#                                           (default problem.yaml)
 # A case that passes when it must be rejected (or the reverse) fails the test.
 set -u
 KGATE="${KGATE_BIN:?KGATE_BIN not set}"
 SRC="${KGATE_SOURCE_DIR:?KGATE_SOURCE_DIR not set}"
-RT="$SRC/tests/redteam/native"
+RT="$SRC/tests/redteam/${KGATE_REDTEAM_DIR:-native}"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 export XDG_CACHE_HOME="$TMP/cache"
 unset KGATE_SANDBOX
 fails=0 cases=0
-for c in "$RT"/*.cpp; do
-  name="$(basename "$c" .cpp)"
+shopt -s nullglob
+for c in "$RT"/*.cpp "$RT"/*.cu; do
+  name="$(basename "$c")"
+  name="${name%.*}"
   [ "$name" = baseline ] && continue
   expect="$(sed -n 's|^// expect: *||p' "$c" | head -1)"
+  problem="$(sed -n 's|^// problem: *||p' "$c" | head -1)"
   [ -n "$expect" ] || { echo "FAIL $name: no '// expect:' line"; fails=$((fails + 1)); continue; }
   cases=$((cases + 1))
-  "$KGATE" bench --problem "$RT/problem.yaml" --candidate "$c" --min-time 0.05 --max-time 0.2 \
-    --timeout 10 --seed 7 >"$TMP/$name.out" 2>&1
+  "$KGATE" bench --problem "$RT/${problem:-problem.yaml}" --candidate "$c" --min-time 0.05 --max-time 0.2 \
+    --timeout "${KGATE_REDTEAM_TIMEOUT:-10}" --seed 7 >"$TMP/$name.out" 2>&1
   rc=$?
   verdict="$(grep -m1 '^verdict:' "$TMP/$name.out" || true)"
   if [ "$expect" = pass ]; then
@@ -45,5 +52,6 @@ for c in "$RT"/*.cpp; do
   fi
   echo "ok   $name: $gate, \"$named\""
 done
+[ "$cases" -gt 0 ] || { echo "FAIL: no cases in $RT"; exit 1; }
 echo "$cases cases, $fails failed"
 exit $(( fails > 0 ))
