@@ -144,6 +144,45 @@ TEST(CudaCompile, GateMatrixFixturesBuild) {
   fs::remove_all(out_dir, ec);
 }
 
+// The native CUDA red-team corpus (tests/redteam/native_cuda, run through `kgate bench` on a
+// GPU by gpu.redteam_native_cuda) builds here, and every case says what must happen to it:
+// a GPU session must not be the first to find a case that does not compile or has no
+// expectation.
+TEST(CudaCompile, RedTeamCorpusBuildsAndEveryCaseStatesItsExpectation) {
+  std::vector<fs::path> files = cu_files("tests/redteam/native_cuda");
+  ASSERT_GE(files.size(), 20u);
+  const fs::path dir = fs::path(KGATE_SOURCE_DIR) / "tests/redteam/native_cuda";
+  int cheats = 0, unusual = 0;
+  for (const fs::path& p : files) {
+    if (p.stem() == "baseline") continue;
+    std::string text = read(p);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(// expect: ([^\n]*))"))) << p << ": no '// expect:' line";
+    std::string expect = m[1];
+    if (expect == "pass") {
+      ++unusual;
+    } else {
+      ++cheats;
+      EXPECT_TRUE(std::regex_match(expect, std::regex(R"((static|correctness|oracle|performance) \| .+)")))
+          << p.filename() << ": '" << expect << "'";
+    }
+    if (std::regex_search(text, m, std::regex(R"(// problem: ([^\n]*))"))) {
+      EXPECT_TRUE(fs::exists(dir / std::string(m[1]))) << p.filename() << ": no problem file " << m[1];
+    }
+  }
+  EXPECT_GE(cheats, 15);
+  EXPECT_GE(unusual, 4);
+  std::string nvcc = find_nvcc();
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not found (set KGATE_NVCC)";
+  fs::path out_dir = fs::temp_directory_path() / ("kgate-cuda-redteam-" + std::to_string(getpid()));
+  fs::create_directories(out_dir);
+  auto results = build_all(nvcc, files, out_dir);
+  for (std::size_t i = 0; i < files.size(); ++i)
+    EXPECT_EQ(results[i].first, 0) << files[i] << ":\n" << results[i].second;
+  std::error_code ec;
+  fs::remove_all(out_dir, ec);
+}
+
 TEST(CudaCompile, PluginWithoutDriverFailsCleanly) {
   fs::path plugin = fs::path(KGATE_BINARY_DIR) / kgate::native::kCudaPluginName;
   if (!fs::exists(plugin)) GTEST_SKIP() << plugin << " not built (no CUDA toolkit)";
