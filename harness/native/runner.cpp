@@ -474,7 +474,6 @@ void fresh_contents_rounds(Backend& b, std::vector<TimedCall>& calls, RoundAudit
 // than on the timing's repeated sets, where it only copied. Returns each slot's times (us);
 // empty when a slot failed (the audit holds why).
 constexpr int kNewContentRounds = 5;
-constexpr double kCacheFactor = 1.5;
 
 std::vector<std::vector<double>> new_content_rounds(Backend& b, std::vector<TimedCall>& calls, std::size_t base,
                                                     RoundAudit& audit, std::size_t first_shift) {
@@ -515,12 +514,9 @@ double median_us(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// "" unless a slot's median on new contents is above kCacheFactor x its median on the
-// repeated input sets, times the baseline's own slowdown there when above 1, while the
-// baseline's is not above kCacheFactor (load that slowed both is not a cache; the Python
-// worker's rule, kgate_worker/audit.py). On CUDA the new-content calls are host-timed
-// (launch and synchronisation included): a kernel of a few microseconds reads slower
-// there on both sides, and the baseline's factor keeps it from being called a cache.
+// "" unless a slot's medians on new contents and on the repeated input sets, beside the
+// baseline's, read as a result cache (looks_like_result_cache, timing_audit.h; the Python
+// worker's rule is kgate_worker/audit.py).
 std::string cache_finding(const protocol::TimeResult& r, const std::vector<TimedCall>& calls, std::size_t base,
                           const std::vector<std::vector<double>>& fresh) {
   auto repeated = [&](std::size_t k) {
@@ -528,11 +524,10 @@ std::string cache_finding(const protocol::TimeResult& r, const std::vector<Timed
     return it == r.samples_us.end() ? 0.0 : median_us(it->second);
   };
   const double bm = repeated(base), bf = median_us(fresh[base]);
-  if (bm <= 0 || bf <= 0 || bf > kCacheFactor * bm) return "";
   for (std::size_t k = 0; k < calls.size(); ++k) {
     if (k == base) continue;
     const double cm = repeated(k), cf = median_us(fresh[k]);
-    if (cm > 0 && cf > kCacheFactor * cm * std::max(1.0, bf / bm))
+    if (looks_like_result_cache(bm, bf, cm, cf))
       return "slot '" + calls[k].slot + "' is faster on inputs it has seen before (a result cache): median " +
              core::fmt_num(cf) + " us over " + std::to_string(fresh[k].size()) + " calls on new contents against " +
              core::fmt_num(cm) + " us on the repeated input sets (baseline " + core::fmt_num(bf) + " against " +

@@ -61,4 +61,11 @@ uint64_t unpredictable_seed() {
          static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
 }
 
+bool looks_like_result_cache(double base_repeated, double base_new, double slot_repeated, double slot_new) {
+  if (base_repeated <= 0 || base_new <= 0 || slot_repeated <= 0 || base_new > kCacheFactor * base_repeated) return false;
+  const double scaled = slot_repeated * std::max(1.0, base_new / base_repeated);
+  const double plus = slot_repeated + std::max(0.0, base_new - base_repeated);
+  return slot_new > kCacheFactor * std::max(scaled, plus);
+}
+
 }  // namespace kgate::native

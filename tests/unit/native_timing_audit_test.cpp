@@ -16,6 +16,22 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Json;
 
+// The result-cache rule (us). On CUDA the new-content calls are host-timed (launch and
+// synchronisation, ~12 us here) and the repeated sets event-timed: a cost per call that a
+// factor alone would read as a cache for a fast honest kernel (8 -> 20 us, 2.5x, against the
+// baseline's 1.12x).
+TEST(ResultCacheRule, ACostPerCallOnNewContentsIsNotACacheButACacheBeyondItIs) {
+  EXPECT_FALSE(looks_like_result_cache(100, 112, 8, 20));
+  EXPECT_TRUE(looks_like_result_cache(100, 112, 8, 110));  // computes only on new contents
+  // the host backend: no cost per call, the factor rule (a 9.3x cache)
+  EXPECT_TRUE(looks_like_result_cache(1000, 1010, 107, 1000));
+  EXPECT_FALSE(looks_like_result_cache(1000, 1010, 990, 1100));
+  // the baseline slowed as much: load, not a cache; no baseline or slot times: no finding
+  EXPECT_FALSE(looks_like_result_cache(100, 200, 10, 200));
+  EXPECT_FALSE(looks_like_result_cache(0, 112, 8, 110));
+  EXPECT_FALSE(looks_like_result_cache(100, 112, 0, 110));
+}
+
 TEST(RoundAudit, TheFirstRoundsAreAlwaysComparedAndAFailureStopsSampling) {
   std::vector<std::size_t> seen;
   RoundAudit a([&](std::size_t set) { seen.push_back(set); return std::string(); }, 1);
