@@ -157,6 +157,14 @@ void references_phase(RunState& st) {
       if (!take_references(st, p, res)) return;
     } catch (const Interrupted&) {
       throw;
+    } catch (const InfraError& e) {
+      // The machine, not the problem (a worker that would not start): the result stands
+      // without those columns in this run's reports, and stays journaled as pending, so
+      // `--resume` takes them again.
+      log::error(p.item->problem_id + ": the re-measures against the reference model could not run (its result "
+                 "stands without them; --resume takes them again): " + std::string(e.what()));
+      p.eval.reset();
+      continue;
     } catch (const Error& e) {
       log::error(p.item->problem_id + ": the re-measures against the reference model failed (its result "
                  "stands without them): " + std::string(e.what()));

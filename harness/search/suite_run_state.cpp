@@ -138,6 +138,9 @@ void RunState::error_result(Problem& p, const std::string& why) {
   res.reason = why;
   res.experiments = p.experiments();
   res.kept = p.kept();
+  // An error has no references to take (a resumed problem whose baseline-time result was
+  // waiting for them and then failed must not have them taken on the error).
+  p.references_pending = false;
   problem_done(p, std::move(res), /*infra=*/true);
 }
 

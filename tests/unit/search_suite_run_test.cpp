@@ -1223,6 +1223,49 @@ TEST_F(CompiledRun, NothingToSearchIsFinishedRightAfterItsBaselineItsReferencesL
   EXPECT_GT(on_disk.eager_us, 0);
 }
 
+// The re-measures against the reference model fail on the machine (a worker that would not
+// start): the result stands without their columns, still journaled as waiting for them, and
+// a resume takes them; a problem whose resume ends in an error gets none taken on the error.
+TEST_F(CompiledRun, ReferencesThatCouldNotRunAreTakenAgainOnResume) {
+  struct NoReferences : FakeCompiled {
+    using FakeCompiled::FakeCompiled;
+    std::map<std::string, gates::Timing> reference_timings(const std::string&, const Point&) override {
+      throw InfraError("cannot start the reference worker: out of file descriptors");
+    }
+  };
+  bool broken = true;
+  std::ofstream(dir / "p.py") << "class Model: pass\n";
+  RunItem it;
+  it.level = "kb";
+  it.problem_id = it.problem.id = "p";
+  it.problem.kind = "kernelbench";
+  it.problem.kernelbench_mode = "compiled";
+  it.problem.kernelbench_baseline = "compile";
+  it.problem.path = it.starter = it.problem_file = (dir / "p.py").string();
+  auto factory = [&](const RunItem& i, const std::string& ws, uint64_t) -> std::unique_ptr<CandidateEvaluator> {
+    if (broken) return std::make_unique<NoReferences>(std::vector<FakeCompiled::K>{}, ws, i.problem.path, &evaluated);
+    return std::make_unique<FakeCompiled>(std::vector<FakeCompiled::K>{}, ws, i.problem.path, &evaluated);
+  };
+  {
+    SuiteRun r(options(false, {}), {it}, factory);
+    RunSummary s = r.run();
+    ASSERT_EQ(s.results.size(), 1u);
+    EXPECT_EQ(s.results[0].outcome, report::Outcome::kFallback);
+    EXPECT_EQ(s.results[0].eager_us, 0);
+    const std::string journal = slurp(out / "journal.jsonl");
+    const auto last = journal.rfind("\"problem_done\"");
+    ASSERT_NE(last, std::string::npos);
+    EXPECT_NE(journal.find("\"references_pending\":true", last), std::string::npos) << journal.substr(last);
+  }
+  broken = false;
+  SuiteRun r(options(true, {}), {it}, factory);
+  RunSummary s = r.run();
+  ASSERT_EQ(s.results.size(), 1u);
+  EXPECT_EQ(s.results[0].outcome, report::Outcome::kFallback);
+  EXPECT_GT(s.results[0].eager_us, 0);
+  EXPECT_GT(s.results[0].compile_max_autotune_us, 0);
+}
+
 TEST_F(CompiledRun, ExternDominatedAndNotFasterFallbacks) {
   kernels = {{"triton_poi_a", 10, 1024, 1.004}};
   run_compiled();
