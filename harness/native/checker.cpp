@@ -247,18 +247,22 @@ protocol::CaseResult check_case(Backend& backend, const Module& module, const op
   // repeat that differs). Repeat 0 writes output set A, which is kept; later repeats write
   // set B and are compared with A.
   //
-  // Every buffer the candidate gets has kGuardBytes of a known pattern after its end,
-  // checked after each run: a write past the end (a tail loop with the wrong bound) is
-  // named, not left to the luck of the heap's layout.
+  // Every buffer the candidate gets has kGuardBytes of a known pattern before its start
+  // and after its end, checked after each run: a write past either end (a tail loop with
+  // the wrong bound, an index of -1) is named, not left to the luck of the heap's layout.
   std::vector<DeviceBuffer> pristine, in_dev, out_first, out_next;
   std::vector<kgate_tensor> in_desc, first_desc, next_desc;
   const std::vector<unsigned char> guard_pattern = {0xa5, 0x5a, 0xc3, 0x3c};
   DeviceBuffer guard_ref(backend, kGuardBytes);
   backend.fill(guard_ref.get(), guard_pattern, kGuardBytes);
+  // The candidate's part of a guarded buffer.
+  auto at = [](const DeviceBuffer& b) { return static_cast<unsigned char*>(b.get()) + kGuardBytes; };
   auto guarded = [&](std::vector<DeviceBuffer>& into, std::size_t bytes) {
-    into.emplace_back(backend, bytes + kGuardBytes);
-    backend.copy(static_cast<unsigned char*>(into.back().get()) + bytes, guard_ref.get(), kGuardBytes);
-    return into.back().get();
+    into.emplace_back(backend, kGuardBytes + bytes + kGuardBytes);
+    unsigned char* base = static_cast<unsigned char*>(into.back().get());
+    backend.copy(base, guard_ref.get(), kGuardBytes);
+    backend.copy(base + kGuardBytes + bytes, guard_ref.get(), kGuardBytes);
+    return static_cast<void*>(base + kGuardBytes);
   };
   for (const auto& t : data.inputs) {
     pristine.emplace_back(backend, t.bytes.size());
@@ -274,21 +278,24 @@ protocol::CaseResult check_case(Backend& backend, const Module& module, const op
   auto guards_hit = [&](const std::vector<DeviceBuffer>& bufs, const char* what,
                         const std::vector<ops::TensorDecl>& names) -> std::string {
     for (std::size_t k = 0; k < bufs.size(); ++k) {
-      const std::size_t bytes = bufs[k].bytes() - kGuardBytes;
-      const auto* guard = static_cast<const unsigned char*>(bufs[k].get()) + bytes;
-      if (backend.equal(guard, guard_ref.get(), kGuardBytes)) continue;
-      std::vector<unsigned char> seen(kGuardBytes);
-      backend.to_host(seen.data(), guard, kGuardBytes);
-      std::size_t changed = 0, first = kGuardBytes;
-      for (std::size_t i = 0; i < kGuardBytes; ++i)
-        if (seen[i] != guard_pattern[i % guard_pattern.size()]) {
-          ++changed;
-          first = std::min(first, i);
-        }
-      const std::string name = k < names.size() ? "'" + names[k].name + "'" : std::to_string(k);
-      return std::string(what) + " " + name + ": " + std::to_string(changed) + " of the " +
-             std::to_string(kGuardBytes) + " guard bytes after its end changed (the first " + std::to_string(first) +
-             " bytes past it)";
+      const std::size_t bytes = bufs[k].bytes() - 2 * kGuardBytes;
+      for (const bool after : {true, false}) {
+        const unsigned char* guard = after ? at(bufs[k]) + bytes : static_cast<const unsigned char*>(bufs[k].get());
+        if (backend.equal(guard, guard_ref.get(), kGuardBytes)) continue;
+        std::vector<unsigned char> seen(kGuardBytes);
+        backend.to_host(seen.data(), guard, kGuardBytes);
+        // Counted from the buffer's edge outwards.
+        std::size_t changed = 0, first = kGuardBytes;
+        for (std::size_t i = 0; i < kGuardBytes; ++i)
+          if (seen[i] != guard_pattern[i % guard_pattern.size()]) {
+            ++changed;
+            first = std::min(first, after ? i : kGuardBytes - 1 - i);
+          }
+        const std::string name = k < names.size() ? "'" + names[k].name + "'" : std::to_string(k);
+        return std::string(what) + " " + name + ": " + std::to_string(changed) + " of the " +
+               std::to_string(kGuardBytes) + " guard bytes " + (after ? "after its end" : "before its start") +
+               " changed (the first " + std::to_string(first) + " bytes " + (after ? "past it" : "before it") + ")";
+      }
     }
     return "";
   };
@@ -300,32 +307,35 @@ protocol::CaseResult check_case(Backend& backend, const Module& module, const op
     // Fresh copies of the pristine inputs and poisoned outputs before every run (the
     // guards stay as they were: a hit ends the case below).
     for (std::size_t k = 0; k < in_dev.size(); ++k)
-      backend.copy(in_dev[k].get(), pristine[k].get(), pristine[k].bytes());
+      backend.copy(at(in_dev[k]), pristine[k].get(), pristine[k].bytes());
     for (std::size_t k = 0; k < out_dev.size(); ++k)
-      backend.fill(out_dev[k].get(), poison_pattern(out_host[k].dtype), out_host[k].bytes.size());
+      backend.fill(at(out_dev[k]), poison_pattern(out_host[k].dtype), out_host[k].bytes.size());
     // The descriptors are handed over by value each time: a candidate that scribbles on
     // them must not change what the next repeat sees.
     std::vector<kgate_tensor> ins = in_desc, outs = r == 0 ? first_desc : next_desc;
     int rc = backend.run(module, ins, outs);
     if (rc != 0 && res.return_code == 0) res.return_code = rc;
+    // Every guarded buffer, the first run's outputs too (a candidate may keep their
+    // address and write there later).
     res.out_of_bounds = guards_hit(out_dev, "output", out_decls);
+    if (res.out_of_bounds.empty() && r > 0) res.out_of_bounds = guards_hit(out_first, "output", out_decls);
     if (res.out_of_bounds.empty()) res.out_of_bounds = guards_hit(in_dev, "input", in_decls);
     if (!res.out_of_bounds.empty()) break;
 
     for (std::size_t k = 0; k < in_dev.size(); ++k) {
-      if (!backend.equal(in_dev[k].get(), pristine[k].get(), pristine[k].bytes()))
+      if (!backend.equal(at(in_dev[k]), pristine[k].get(), pristine[k].bytes()))
         res.inputs_modified = true;
     }
     bool same_as_first = r > 0;
     for (std::size_t k = 0; r > 0 && k < out_dev.size(); ++k) {
-      if (!backend.equal(out_dev[k].get(), out_first[k].get(), out_host[k].bytes.size()))
+      if (!backend.equal(at(out_dev[k]), at(out_first[k]), out_host[k].bytes.size()))
         same_as_first = false;
     }
     if (same_as_first) continue;  // its errors are the first's
     if (r > 0) res.deterministic = false;
     std::vector<ops::HostTensor> got = out_host;
     for (std::size_t k = 0; k < got.size(); ++k)
-      backend.to_host(got[k].bytes.data(), out_dev[k].get(), got[k].bytes.size());
+      backend.to_host(got[k].bytes.data(), at(out_dev[k]), got[k].bytes.size());
     runs.push_back(std::move(got));
   }
   // A write past the candidate's own buffers could have reached the pristine copies.
