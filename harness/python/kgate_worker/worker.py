@@ -945,6 +945,7 @@ class Worker:
             if not isinstance(v, str):
                 raise bad_request(f"define '{k}' must be a string value")
         ref_rule = param(params, "reference_op_rule", "bool", None)
+        native = param(params, "native", "bool", False)
         p = self._need_problem()
         if ref_rule is None:
             ref_rule = p.reference_op_rule
@@ -952,7 +953,9 @@ class Worker:
         path = os.path.abspath(path)
         t0 = time.perf_counter()
         with torch.no_grad():
-            if slot == "baseline":
+            if native:
+                res = self._compile_native(p, path, slot)
+            elif slot == "baseline":
                 res = self._compile_baseline(p, path, defines, ref_rule)
             elif p.mode == "compiled":
                 res = self._compile_compiled(p, path, defines)
@@ -1036,6 +1039,22 @@ class Worker:
             return {"compiled": False, "log": log, "baseline": mode_name}
         self.slots["baseline"] = slot
         return {"compiled": True, "log": "", "baseline": mode_name, "cache_hit": cache_hit}
+
+    def _compile_native(self, p: Problem, path: str, slot: str) -> dict:
+        """A native kgate library (`kgate_run`, built by kgate-native from a candidate
+        that passed its gates) as the slot, beside the problem -- a native op's PyTorch
+        form -- and its modes: the native problem's reference columns."""
+        from . import native
+        if not os.path.isfile(path):
+            return {"compiled": False, "log": f"{path}: no such file"}
+        try:
+            ref = p.new_model(p.module.Model, self.device)
+            ref.load_state_dict(p.master)
+            model = native.NativeModel(path, ref)
+        except (Exception, SystemExit) as e:
+            return {"compiled": False, "log": f"{path}: {source.exception_message(e)}"}
+        self.slots[slot] = Slot(slot, model, path)
+        return {"compiled": True, "log": "", "native": True}
 
     def _compile_candidate(self, p: Problem, path: str, defines: dict,
                            slot: str = "candidate", ref_rule: bool = True) -> dict:
