@@ -12,6 +12,7 @@ class BiasGeluOp final : public Op {
   std::vector<std::string> dims() const override { return {"R", "C"}; }
   std::vector<TensorDecl> inputs() const override { return {{"x", {"R", "C"}, {}}, {"b", {"C"}, {}}}; }
   std::vector<TensorDecl> outputs() const override { return {{"y", {"R", "C"}, {}}}; }
+  std::string torch_form() const override { return R"(F.gelu(x + b, approximate="tanh"))"; }
 
   std::vector<HostTensor> reference_f64(const Dims& dims, const std::vector<HostTensor>& in) const override {
     check_reference_inputs(*this, dims, in);

@@ -18,6 +18,7 @@ class CrossEntropyOp final : public Op {
     return {{"logits", {"R", "V"}, {}}, {"targets", {"R"}, DType::kI64}};
   }
   std::vector<TensorDecl> outputs() const override { return {{"loss", {}, {}}}; }
+  std::string torch_form() const override { return R"(F.cross_entropy(logits, targets))"; }
 
   std::vector<HostTensor> reference_f64(const Dims& dims, const std::vector<HostTensor>& in) const override {
     check_reference_inputs(*this, dims, in);

@@ -20,6 +20,7 @@ class LayernormOp final : public RowNormOp {
     return {{"x", {"R", "C"}, {}}, {"w", {"C"}, {}}, {"b", {"C"}, {}}};
   }
   std::vector<TensorDecl> outputs() const override { return {{"y", {"R", "C"}, {}}}; }
+  std::string torch_form() const override { return R"(F.layer_norm(x, (x.shape[-1],), w, b, eps=1e-5))"; }
 
   std::vector<HostTensor> reference_f64(const Dims& dims, const std::vector<HostTensor>& in) const override {
     check_reference_inputs(*this, dims, in);

@@ -14,6 +14,7 @@ class MatmulOp final : public Op {
   std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
   std::vector<TensorDecl> inputs() const override { return {{"A", {"M", "K"}, {}}, {"B", {"K", "N"}, {}}}; }
   std::vector<TensorDecl> outputs() const override { return {{"C", {"M", "N"}, {}}}; }
+  std::string torch_form() const override { return R"(A @ B)"; }
 
   std::vector<HostTensor> reference_f64(const Dims& dims, const std::vector<HostTensor>& in) const override {
     check_reference_inputs(*this, dims, in);

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/error.h"
 #include "core/rng.h"
 
 namespace kgate::ops {
@@ -258,6 +259,62 @@ Tolerance Op::default_tolerance(DType dtype) const {
     case DType::kF64: return {1e-12, 1e-12};
     default: return {0, 0};
   }
+}
+
+namespace {
+
+std::string torch_dtype(DType d) {
+  switch (d) {
+    case DType::kF16: return "torch.float16";
+    case DType::kBF16: return "torch.bfloat16";
+    case DType::kF32: return "torch.float32";
+    case DType::kF64: return "torch.float64";
+    case DType::kI32: return "torch.int32";
+    case DType::kI64: return "torch.int64";
+  }
+  return "?";
+}
+
+std::string py_shape(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (shape.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
+std::string torch_form_module(const Op& op, const Dims& dims, DType dtype, const std::string& title) {
+  const std::string form = op.torch_form();
+  if (form.empty()) throw UsageError("op '" + std::string(op.name()) + "' has no PyTorch form");
+  std::string args, draws;
+  for (const TensorDecl& t : op.inputs()) {
+    args += ", " + t.name;
+    const std::string shape = py_shape(op.shape_of(t, dims));
+    draws += "        ";
+    if (t.fixed_dtype) {
+      draws += "torch.randint(0, " + std::to_string(op.integer_bound(t, dims)) + ", " + shape +
+               ", dtype=" + torch_dtype(*t.fixed_dtype) + "),\n";
+    } else {
+      draws += "torch.randn(" + shape + ", dtype=" + torch_dtype(dtype) + "),\n";
+    }
+  }
+  std::string out;
+  for (std::size_t p = 0, q; p < title.size(); p = q + 1) {
+    q = title.find('\n', p);
+    if (q == std::string::npos) q = title.size();
+    out += "# " + title.substr(p, q - p) + "\n";
+  }
+  return out +
+         "import torch\n"
+         "import torch.nn as nn\n"
+         "import torch.nn.functional as F\n\n\n"
+         "class Model(nn.Module):\n"
+         "    def forward(self" + args + "):\n"
+         "        return " + form + "\n\n\n"
+         "def get_inputs():\n"
+         "    return [\n" + draws + "    ]\n\n\n"
+         "def get_init_inputs():\n"
+         "    return []\n";
 }
 
 }  // namespace kgate::ops

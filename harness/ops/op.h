@@ -106,7 +106,18 @@ class Op {
   // with the shape (a K-long dot product). Default: default_tolerance(dtype).
   virtual Tolerance tolerance_at(DType dtype, const Dims& dims) const;
   std::vector<int64_t> shape_of(const TensorDecl& t, const Dims& dims) const;
+  // The op in PyTorch: one Python expression over its inputs' names (`torch` and `F`,
+  // torch.nn.functional, in scope), returning its outputs as the op declares them. A
+  // native problem's reference columns time a candidate against this form in eager and
+  // under torch.compile (torch_form_module). "" = the op has none.
+  virtual std::string torch_form() const { return ""; }
 };
+
+// A KernelBench-format module (Model, get_inputs, get_init_inputs) of the op's PyTorch form
+// at `dims`, float inputs in `dtype` drawn from a normal distribution, fixed-dtype integer
+// inputs uniform in [0, integer_bound). `title` heads it as a comment. Throws UsageError
+// when the op has no form.
+std::string torch_form_module(const Op& op, const Dims& dims, DType dtype, const std::string& title);
 
 // op.reference_f64, computed in slices along op.independent_dim() on input_threads()
 // threads when the case is large; the same values as one call.

@@ -14,6 +14,7 @@ class ReduceSumOp final : public Op {
   std::vector<std::string> dims() const override { return {"R", "C"}; }
   std::vector<TensorDecl> inputs() const override { return {{"x", {"R", "C"}, {}}}; }
   std::vector<TensorDecl> outputs() const override { return {{"y", {"R"}, {}}}; }
+  std::string torch_form() const override { return R"(x.sum(dim=-1))"; }
 
   std::vector<HostTensor> reference_f64(const Dims& dims, const std::vector<HostTensor>& in) const override {
     check_reference_inputs(*this, dims, in);

@@ -16,6 +16,7 @@ class RmsnormOp final : public RowNormOp {
   std::vector<std::string> dims() const override { return {"R", "C"}; }
   std::vector<TensorDecl> inputs() const override { return {{"x", {"R", "C"}, {}}, {"w", {"C"}, {}}}; }
   std::vector<TensorDecl> outputs() const override { return {{"y", {"R", "C"}, {}}}; }
+  std::string torch_form() const override { return R"(F.rms_norm(x, (x.shape[-1],), w, eps=1e-6))"; }
 
   std::vector<HostTensor> reference_f64(const Dims& dims, const std::vector<HostTensor>& in) const override {
     check_reference_inputs(*this, dims, in);

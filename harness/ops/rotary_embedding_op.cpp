@@ -19,6 +19,10 @@ class RotaryEmbeddingOp final : public Op {
     return {{"x", {"B", "H", "S", "D"}, {}}, {"cos", {"S", "D/2"}, {}}, {"sin", {"S", "D/2"}, {}}};
   }
   std::vector<TensorDecl> outputs() const override { return {{"y", {"B", "H", "S", "D"}, {}}}; }
+  std::string torch_form() const override {
+    return "torch.cat((x[..., : x.shape[-1] // 2] * cos - x[..., x.shape[-1] // 2 :] * sin,\n"
+           "                   x[..., x.shape[-1] // 2 :] * cos + x[..., : x.shape[-1] // 2] * sin), dim=-1)";
+  }
 
   std::string check_dims(const Dims& dims) const override {
     std::string why = Op::check_dims(dims);
