@@ -49,8 +49,10 @@ extern "C" void on_signal(int sig) {
 // The search's view of the gates, over the real Evaluator (one kgate-native worker).
 class GatesEvaluator : public search::CandidateEvaluator {
  public:
-  GatesEvaluator(config::NativeProblem problem, gates::EvalOptions options)
-      : baseline_is_compile_(problem.baseline_is_default_compile()), eval_(std::move(problem), std::move(options)) {}
+  GatesEvaluator(config::NativeProblem problem, gates::EvalOptions options, std::vector<std::string> torch_modes = {})
+      : baseline_is_compile_(problem.baseline_is_default_compile()),
+        torch_modes_(std::move(torch_modes)),
+        eval_(std::move(problem), std::move(options)) {}
   gates::CandidateVerdict evaluate(const std::string& candidate, const search::Point& defines,
                                    const std::string& baseline) override {
     return eval_.evaluate(candidate, defines, baseline);
@@ -69,7 +71,16 @@ class GatesEvaluator : public search::CandidateEvaluator {
   std::map<std::string, gates::Timing> reference_timings(const std::string& candidate,
                                                          const search::Point& defines) override {
     std::map<std::string, gates::Timing> out;
-    if (!eval_.kernelbench()) return out;
+    if (!eval_.kernelbench()) {
+      // A native problem: against its op's PyTorch form, in the suite's torch_references.
+      if (torch_modes_.empty()) return out;
+      for (auto& [mode, rt] : eval_.torch_references(candidate, defines, torch_modes_,
+                                                     [] { return g_interrupted.load(); })) {
+        if (!rt.error.empty()) log::warn(std::string("vs PyTorch ") + mode + ": " + rt.error);
+        else out[mode] = rt.timing;
+      }
+      return out;
+    }
     std::vector<std::string> modes = {"eager"};
     // Compiled mode against torch.compile's default model: that model is the search's own
     // baseline, which the final re-measure has just timed the kernel set against, so it is
@@ -90,6 +101,7 @@ class GatesEvaluator : public search::CandidateEvaluator {
 
  private:
   bool baseline_is_compile_;
+  std::vector<std::string> torch_modes_;
   gates::Evaluator eval_;
 };
 
@@ -483,7 +495,7 @@ ExitCode cmd_run(const RunOptions& o) {
     eo.interrupted = &g_interrupted;  // a stop abandons the worker call in flight
     eo.thresholds = suite.gates;
     eo.measurement = suite.measurement;
-    return std::make_unique<GatesEvaluator>(item.problem, eo);
+    return std::make_unique<GatesEvaluator>(item.problem, eo, suite.torch_references);
   };
 
   struct sigaction sa {};

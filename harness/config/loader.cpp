@@ -390,8 +390,10 @@ LevelConfig parse_level(const YAML::Node& root, const std::string& path, Diagnos
 // ---- suites ------------------------------------------------------------------------
 
 const std::vector<std::string> kSuiteKeys = {"version",  "id",    "title",       "levels",
-                                             "problems", "gpus",  "backend",     "budget",
-                                             "agent",    "gates", "measurement", "fail_on"};
+                                             "problems", "gpus",  "backend",     "torch_references",
+                                             "budget",   "agent", "gates",       "measurement",
+                                             "fail_on"};
+const std::vector<std::string> kReferenceModes = {"eager", "compile", "compile-max-autotune"};
 
 void parse_budget(YamlMap& m, Budget& b, Diagnostics& diags) {
   YAML::Node n;
@@ -519,6 +521,19 @@ Suite parse_suite(const YAML::Node& root, const std::string& path, Diagnostics& 
     diags.error(m.has("levels") ? m.loc("levels") : m.loc("problems"),
                 "the suite runs nothing: 'levels' and 'problems' are empty");
   if (read_choice(m, "backend", &s.backend, {"auto", "host", "cuda"})) r.backend = m.loc("backend");
+  std::vector<std::string> modes;
+  if (m.read("torch_references", &modes)) {
+    for (const std::string& mode : modes) {
+      if (std::find(kReferenceModes.begin(), kReferenceModes.end(), mode) == kReferenceModes.end()) {
+        m.error("torch_references", "'torch_references' lists '" + mode +
+                                        "': each must be eager, compile or compile-max-autotune" +
+                                        did_you_mean(mode, kReferenceModes));
+      } else if (std::find(s.torch_references.begin(), s.torch_references.end(), mode) ==
+                 s.torch_references.end()) {
+        s.torch_references.push_back(mode);
+      }
+    }
+  }
   parse_budget(m, s.budget, diags);
   parse_agent(m, s.agent, diags);
   parse_gates(m, s.gates, diags);

@@ -147,6 +147,10 @@ struct Suite {
   std::vector<std::string> problems;  // extra problem ids ("native/softmax_4096")
   std::vector<std::string> gpus;      // gpu target ids
   std::string backend = "auto";       // "auto" | "host" | "cuda"
+  // Native problems: the final best also timed against its op's PyTorch form in these
+  // modes (eager | compile | compile-max-autotune: the vs-eager and vs-torch.compile
+  // columns); empty = none. KernelBench problems are always timed against their model.
+  std::vector<std::string> torch_references;
   Budget budget;
   AgentConfig agent;
   GateThresholds gates;

@@ -498,6 +498,7 @@ struct Evaluator::Impl {
     std::unique_ptr<worker::Worker> worker;
     protocol::DeviceInfo device;
     bool candidate = false;  // compiled into the candidate slot
+    std::string library;     // kgate-native: the shared object the candidate compiled to
     std::string note;        // compiled mode: which kernel files it swapped in
     std::vector<std::string> swapped, unchanged;
   };
@@ -521,12 +522,14 @@ struct Evaluator::Impl {
     cp.slot = "candidate";
     cp.source_path = paths::absolute(candidate_path);
     cp.defines = defines;
+    cp.native = m.opt.native_candidate;
     worker::Reply r = f.worker->call("compile", Json(cp), m.compile_timeout());
     if (!r.good() || !r.result.value("compiled", false)) {
       throw InfraError(what + ": candidate " + candidate_path + " did not compile in a fresh worker: " +
                        (r.good() ? first_errors(r.result.value("log", std::string())) : r.describe()));
     }
     f.candidate = true;
+    f.library = r.result.value("library", std::string());
     if (!m.compiled()) return;
     // Which kernel files this worker swapped in: a kept file equal to the fresh worker's own
     // Inductor choice (its autotuning can pick differently) is not swapped.
@@ -689,6 +692,49 @@ std::map<std::string, ReferenceTiming> Evaluator::remeasure_references(const std
     }
   }
   return out;
+}
+
+std::map<std::string, ReferenceTiming> Evaluator::torch_references(const std::string& candidate_path,
+                                                                   const std::map<std::string, std::string>& defines,
+                                                                   std::vector<std::string> modes,
+                                                                   const std::function<bool()>& stop) {
+  Impl& m = *impl_;
+  if (m.kernelbench()) throw UsageError("torch_references: " + m.problem.id + " is a KernelBench problem");
+  const ops::Op* op = ops::find_op(m.problem.op);
+  if (op == nullptr || op->torch_form().empty() || !m.problem.reference_source.empty()) return {};
+  const std::string what = "the PyTorch references";
+  const fs::path dir = fs::path(m.opt.cache_dir.empty() ? fs::temp_directory_path().string() : m.opt.cache_dir) /
+                       "torch-forms";
+  fs::create_directories(dir);
+  // The library: built (or found in the cache) by a fresh kgate-native worker, copied out
+  // of its directory before the worker ends, named by its content.
+  std::string library;
+  {
+    Impl::Fresh f = m.fresh_worker(candidate_path, what);
+    m.compile_fresh_candidate(f, candidate_path, defines, what);
+    if (f.library.empty()) throw InfraError(what + ": kgate-native named no library for " + candidate_path);
+    const core::ReadResult so = core::read_file(f.library);
+    if (!so.ok()) throw InfraError(what + ": cannot read " + f.library + ": " + so.error);
+    library = (dir / (hash_bytes(so.bytes).substr(0, 16) + ".so")).string();
+    if (!fs::exists(library)) core::write_file_atomic_or_throw(library, so.bytes);
+  }
+  // The form, at the shape and dtype the candidate is timed at.
+  const std::string title = "The PyTorch form of kgate's op '" + std::string(op->name()) + "' at " +
+                            dims_str(*op, m.timed_dims()) + " (" + std::string(to_string(m.problem.bench_dtype)) +
+                            "), written by kgate for problem " + m.problem.id +
+                            ":\nits candidate is timed against this model in eager and under torch.compile.";
+  const std::string text = ops::torch_form_module(*op, m.timed_dims(), m.problem.bench_dtype, title);
+  const std::string form = (dir / (std::string(op->name()) + "-" + hash_bytes(text).substr(0, 12) + ".py")).string();
+  if (!fs::exists(form)) core::write_file_atomic_or_throw(form, text);
+  config::NativeProblem kb = config::kernelbench_problem(m.problem.id + " (PyTorch form)", form, "eager");
+  kb.bench_dtype = m.problem.bench_dtype;
+  EvalOptions o = m.opt;
+  o.native_candidate = true;
+  o.workspace.clear();
+  o.kernels_dir.clear();
+  o.on_gate = nullptr;
+  Evaluator py(std::move(kb), std::move(o));
+  return py.remeasure_references(library, {}, std::move(modes), stop);
 }
 
 bool Evaluator::kernelbench() const { return impl_->kernelbench(); }

@@ -36,6 +36,9 @@ struct EvalOptions {
   double request_timeout_s = 120;        // per worker request
   double compile_timeout_s = 0;          // per compile request; 0 = request_timeout_s
   bool run_performance = true;
+  // KernelBench worker: the candidate slot is a native library (kgate_run) built by
+  // kgate-native, not a ModelNew file (Evaluator::torch_references).
+  bool native_candidate = false;
   // Set by kgate run's SIGINT/SIGTERM: the worker's call in flight is abandoned and
   // Interrupted thrown (worker/worker.h), so a stop never waits on a long compile.
   const std::atomic<bool>* interrupted = nullptr;
@@ -83,6 +86,16 @@ class Evaluator {
                                                               const std::map<std::string, std::string>& defines,
                                                               std::vector<std::string> modes,
                                                               const std::function<bool()>& stop = {});
+
+  // A native problem: the candidate timed interleaved against its op's PyTorch form
+  // (ops::torch_form_module at the timed shape and dtype) in each of `modes`, in the
+  // Python worker, which loads the library a fresh kgate-native worker built from the
+  // candidate. The form and the library are kept under the cache's torch-forms/. Empty
+  // when the op has none (a user's own reference); errors per mode as remeasure_references.
+  std::map<std::string, ReferenceTiming> torch_references(const std::string& candidate_path,
+                                                          const std::map<std::string, std::string>& defines,
+                                                          std::vector<std::string> modes,
+                                                          const std::function<bool()>& stop = {});
   bool kernelbench() const;
   // KernelBench problem in dispatch-aware mode (torch.compile's model is the baseline).
   bool compiled() const;

@@ -170,6 +170,7 @@ protocol::CompileResult HostBackend::compile(const std::string& source_path,
     return res;
   }
   res.compiled = true;
+  res.library = fs::absolute(out.so_path).string();
   *module = std::move(m);
   return res;
 }

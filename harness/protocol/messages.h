@@ -110,8 +110,11 @@ struct CompileParams {
   std::string slot = "candidate";  // "candidate" | "baseline"
   std::string source_path;
   std::map<std::string, std::string> defines;
+  // Python worker: source_path is a native kgate library (kgate_run) built by kgate-native,
+  // loaded as the slot beside the problem (a native op's PyTorch form).
+  bool native = false;
 };
-KGATE_WIRE_PARAMS(CompileParams, slot, source_path, defines)
+KGATE_WIRE_PARAMS(CompileParams, slot, source_path, defines, native)
 
 // A static-lint finding of the worker (Python candidates are linted by the Python worker).
 struct LintFinding {
@@ -127,9 +130,12 @@ struct CompileResult {
   double compile_ms = 0;
   std::string log;
   std::vector<LintFinding> findings;  // non-empty: not compiled because the lint failed
+  // kgate-native: the shared object it loaded (in the compile cache, or in the worker's own
+  // directory once its writes are narrowed): what kgate copies for the PyTorch references.
+  std::string library;
 };
 KGATE_WIRE_RESULT(CompileResult, compiled, cache_hit, compile_ms, log,
-                                                findings)
+                                                findings, library)
 
 // ---- check ----------------------------------------------------------------------------
 struct CheckCase {

@@ -47,10 +47,12 @@ void aa_result(const RunState& st, const ExperimentRecord& base, report::Problem
 }
 
 // Whether a result is re-measured against the reference model: a KernelBench problem's
-// passing best (an A/A's reference is its own candidate).
+// passing best (an A/A's reference is its own candidate), or a native one's when the suite
+// names torch_references (its op's PyTorch form).
 bool wants_references(const RunState& st, const Problem& p, const report::ProblemResult& res) {
   const ExperimentRecord* base = p.baseline();
-  return p.item->problem.kind == "kernelbench" && base && base->passed && res.best_us > 0 && !st.aa_mode(p);
+  const bool has_reference = p.item->problem.kind == "kernelbench" || !st.opt.suite.torch_references.empty();
+  return has_reference && base && base->passed && res.best_us > 0 && !st.aa_mode(p);
 }
 
 // KernelBench: the final best against the reference model (eager, torch.compile's modes),

@@ -419,6 +419,29 @@ TEST(ConfigLoader, SuiteRulesOnAgentsAndFailOn) {
   fs::remove_all(fs::path(dir).parent_path());
 }
 
+TEST(ConfigLoader, TorchReferencesNameModes) {
+  std::string dir = ::testing::TempDir() + "kgate_suite_torch_" + std::to_string(getpid()) + "/suites";
+  fs::create_directories(dir);
+  std::string f = dir + "/s.yaml";
+  std::ofstream(f) << "version: 1\nid: s\nlevels: [x]\ngpus: [g]\ntorch_references: [eager, compile, eager]\n";
+  Diagnostics d;
+  std::optional<Suite> s = parse_suite_file(f, d);
+  EXPECT_TRUE(lines_for(d, f).empty()) << lines_for(d, f).front();
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->torch_references, (std::vector<std::string>{"eager", "compile"}));
+  std::ofstream(f, std::ios::trunc) << "version: 1\nid: s\nlevels: [x]\ngpus: [g]\n"
+                                       "torch_references: [eager, compile-max-autotun]\n";
+  Diagnostics d2;
+  parse_suite_file(f, d2);
+  auto lines = lines_for(d2, f);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find(":5:19: error: 'torch_references' lists 'compile-max-autotun': each must be eager, "
+                          "compile or compile-max-autotune (did you mean 'compile-max-autotune'?)"),
+            std::string::npos)
+      << lines[0];
+  fs::remove_all(fs::path(dir).parent_path());
+}
+
 TEST(ConfigLoader, TemplateAgentKind) {
   std::string dir = ::testing::TempDir() + "kgate_suite_tpl_" + std::to_string(getpid()) + "/suites";
   fs::create_directories(dir);

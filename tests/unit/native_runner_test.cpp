@@ -120,5 +120,26 @@ TEST(NativeRunner, FailedCompileEmptiesTheSlot) {
   fs::remove_all(cache);
 }
 
+// A compile names the shared object it loaded (what kgate copies for the PyTorch
+// references); a failed one names none.
+TEST(NativeRunner, ACompileNamesTheLibraryItLoaded) {
+  std::string cache = testing::make_temp_dir("rn");
+  Runner r;
+  auto call = [&](const std::string& line) { return Json::parse(r.handle(line)); };
+  call(R"({"v":1,"id":1,"op":"hello","cache_dir":")" + cache + "\"}");
+  call(R"({"v":1,"id":2,"op":"load_problem","problem":{"id":"p","op":"softmax"}})");
+  std::string dir = std::string(KGATE_TEST_DATA) + "/candidates/runner/";
+  Json ok = call(R"({"v":1,"id":3,"op":"compile","source_path":")" + dir + "softmax_ok.cpp\"}")["result"];
+  ASSERT_TRUE(ok["compiled"].get<bool>()) << ok.dump();
+  const std::string lib = ok["library"].get<std::string>();
+  EXPECT_TRUE(fs::path(lib).is_absolute()) << lib;
+  EXPECT_EQ(fs::path(lib).extension(), ".so") << lib;
+  EXPECT_TRUE(fs::is_regular_file(lib)) << lib;
+  Json bad = call(R"({"v":1,"id":4,"op":"compile","source_path":")" + dir + "broken_syntax.cpp\"}")["result"];
+  EXPECT_FALSE(bad["compiled"].get<bool>());
+  EXPECT_EQ(bad.value("library", ""), "");
+  fs::remove_all(cache);
+}
+
 }  // namespace
 }  // namespace kgate::native

@@ -150,6 +150,7 @@ protocol::CompileResult CudaCompiler::compile(const std::string& source_path,
     if (why.empty()) {
       result.compiled = true;
       result.cache_hit = true;
+      result.library = fs::absolute(hit).string();
       result.compile_ms = elapsed_ms();
       return result;
     }
@@ -179,6 +180,7 @@ protocol::CompileResult CudaCompiler::compile(const std::string& source_path,
     return result;
   }
   result.compiled = true;
+  result.library = fs::absolute(so).string();
   result.compile_ms = elapsed_ms();
   return result;
 }

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A native problem's reference columns: with the suite's torch_references, the final best
+# is timed against its op's PyTorch form in eager and under torch.compile, in the Python
+# worker (the library kgate-native built, loaded there), and the record, the Markdown and
+# the JSON report carry vs eager and vs torch.compile; the form is kept for people to read.
+source "$(dirname "$0")/run_lib.sh.inc"  # tests/e2e/run_lib.sh.inc
+SRC="$KGATE_SOURCE_DIR"
+source "$SRC/tests/e2e/torch_lib.sh.inc"  # $PY with torch (or skip, 77)
+mkdir -p "$T/repo"
+cp -r "$KGATE_FIXTURES/repo/." "$T/repo/"
+sed -e 's/^id: tiny$/id: tiny-torch/' -e 's/^backend: host$/backend: host\ntorch_references: [eager, compile]/' \
+  -e 's/max_experiments: 6/max_experiments: 2/' "$T/repo/suites/tiny.yaml" > "$T/repo/suites/tiny-torch.yaml"
+rc=0
+"$KGATE_BIN" run "$T/repo/suites/tiny-torch.yaml" --out "$T/out" --seed 7 > "$T/log" 2>&1 || rc=$?
+cat "$T/log"
+[ "$rc" = 0 ] || fail "exit $rc"
+rec="$T/out/results/tiny__tiny_softmax.json"
+python3 - "$rec" "$T/out" <<'PY'
+import glob, json, sys
+r = json.load(open(sys.argv[1]))
+assert r["eager_us"] > 0 and r["compile_us"] > 0, r
+assert r.get("compile_max_autotune_us", 0) == 0, r  # not asked for
+rep = json.load(open(sys.argv[2] + "/report.json"))
+lv = rep["levels"][0]
+assert lv["geomean_vs_eager"] and lv["geomean_vs_compile"], lv
+forms = glob.glob(sys.argv[2] + "/cache/torch-forms/softmax-*.py")
+assert len(forms) == 1, forms
+text = open(forms[0]).read()
+assert "return torch.softmax(x, dim=-1)" in text and "def get_inputs()" in text, text
+print("vs eager", round(r["eager_us"] / r["best_us"], 3), "vs torch.compile", round(r["compile_us"] / r["best_us"], 3))
+PY
+grep -q "remeasure vs compile: the reference" "$T/log" || fail "no re-measure against torch.compile's form logged"
+grep -E "^\| tiny \|" "$T/out/report.md" | grep -Eq "\| [0-9.]+x \| [0-9.]+x \| [0-9.]+%" || fail "no vs eager / vs torch.compile geomeans in report.md"
+check_consistent "$T/out"
+echo "ok"
