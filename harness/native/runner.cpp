@@ -515,8 +515,9 @@ double median_us(std::vector<double> v) {
 }
 
 // "" unless a slot's medians on new contents and on the repeated input sets, beside the
-// baseline's, read as a result cache (looks_like_result_cache, timing_audit.h; the Python
-// worker's rule is kgate_worker/audit.py).
+// baseline's, read as a result cache (looks_like_result_cache, timing_audit.h). The Python
+// worker's rule (kgate_worker/audit.py) is the factor alone: it times its fresh rounds as
+// it times its samples, so they carry no cost per call of their own.
 std::string cache_finding(const protocol::TimeResult& r, const std::vector<TimedCall>& calls, std::size_t base,
                           const std::vector<std::vector<double>>& fresh) {
   auto repeated = [&](std::size_t k) {

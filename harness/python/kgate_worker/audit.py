@@ -116,8 +116,7 @@ def _median(values: list) -> float:
 def cache_finding(samples: dict, fresh: dict) -> str:
     """'' unless the candidate's median over the fresh rounds is above CACHE_FACTOR x its
     median over the repeated input sets, times the baseline's own slowdown there (when
-    above 1) or plus the baseline's own excess, whichever is more, while the baseline's
-    is not above CACHE_FACTOR: then what was seen.
+    above 1), while the baseline's is not above CACHE_FACTOR: then what was seen.
     Medians of FRESH_ROUNDS: an honest slot exceeds it only when most of its fresh
     rounds are outliers, and load that slows both slots slows the baseline too."""
     c, b = fresh.get("candidate") or [], fresh.get("baseline") or []
@@ -125,12 +124,9 @@ def cache_finding(samples: dict, fresh: dict) -> str:
         return ""
     cm, bm = _median(samples["candidate"]), _median(samples["baseline"])
     cf, bf = _median(c), _median(b)
-    # the candidate's slowdown on fresh contents beyond the baseline's own, as a factor
-    # (cold data) or as a cost per call, whichever is more (load that slowed both during
-    # the fresh rounds is not a cache); kgate-native's rule is the same
-    # (looks_like_result_cache, harness/native/timing_audit.h)
-    expected = max(cm * max(1.0, bf / bm), cm + max(0.0, bf - bm))
-    if cf > CACHE_FACTOR * expected and bf <= CACHE_FACTOR * bm:
+    # the candidate's slowdown on fresh contents beyond the baseline's own (load that
+    # slowed both during the fresh rounds is not a cache)
+    if cf > CACHE_FACTOR * cm * max(1.0, bf / bm) and bf <= CACHE_FACTOR * bm:
         return ("the candidate is faster on inputs it has seen before (a result cache): "
                 f"median {cf:.4g} us over {len(c)} rounds on freshly drawn contents against "
                 f"{cm:.4g} us on the repeated input sets (baseline {bf:.4g} against "
