@@ -37,6 +37,7 @@ std::string problem_row(const ProblemRow& row) {
   return "| " + fmt::md_cell(r.level) + " | " + fmt::md_cell(r.problem) + " | " +
          fmt::us(r.baseline_us) + (r.baseline_kind.empty() ? "" : " (" + fmt::md_cell(r.baseline_kind) + ")") +
          " | " + fmt::us(r.best_us) + " | " + fmt::speedup_ci(r.speedup, r.speedup_lo, r.speedup_hi) +
+         " | " + fmt::speedup(row.speedup_vs_eager) + " | " + fmt::speedup(row.speedup_vs_compile) +
          " | " + fmt::md_cell(outcome) + " | " + std::to_string(r.experiments) + " | " +
          std::to_string(r.kept) + " | " +
          (r.best_commit.empty() ? "-" : "`" + fmt::short_sha(r.best_commit) + "`") + " | " +
@@ -165,8 +166,8 @@ std::string markdown_report(const Summary& s, size_t max_bytes) {
   t += markdown_accepted_table(s, max_bytes / 4);
 
   t += "## Problems\n\n";
-  t += "| Level | Problem | Baseline | Best | Speedup [CI] | Outcome | Experiments | Kept | Best "
-       "commit | Roofline |\n|---|---|--:|--:|--:|---|--:|--:|---|--:|\n";
+  t += "| Level | Problem | Baseline | Best | Speedup [CI] | vs eager | vs torch.compile | Outcome | Experiments | "
+       "Kept | Best commit | Roofline |\n|---|---|--:|--:|--:|--:|--:|---|--:|--:|---|--:|\n";
   // Skipped problems (e.g. without a starting candidate: most of a KernelBench level without
   // solutions) are named once below the table instead of one empty row each.
   const std::string note_reserve(600, ' ');
