@@ -166,7 +166,12 @@ def test_skipping_every_other_call_is_caught_in_a_sampling_round(w):
 
 def test_a_cheat_that_starts_after_the_checks_is_caught(w):
     t = timed(w, GEMM, RED / "warmup_detect" / "correct_while_checked.py")
-    assert "(sampling round" in t["audit_failure"], t["audit_failure"]
+    # Caught in the first audited round after it starts: a sampling round, or -- when a
+    # loaded host stops sampling before the audit draws one (seen under a parallel load) --
+    # the first round on fresh contents.
+    assert t["audit_failure"].startswith(
+        "outputs of timed calls differ from the baseline's on the same inputs ("), t["audit_failure"]
+    assert "(sampling round" in t["audit_failure"] or "(fresh round" in t["audit_failure"], t["audit_failure"]
 
 
 def test_a_pointer_cache_meets_new_contents_in_the_same_buffers(w, tmp_path):
