@@ -104,6 +104,9 @@ ExitCode cmd_bench(const BenchOptions& o) {
         o.baseline != "compile-max-autotune")
       throw UsageError("--baseline " + o.baseline +
                        ": a KernelBench problem's baseline is eager, compile or compile-max-autotune");
+    if (!o.torch_modes.empty())
+      throw UsageError("--torch is for native problems: a KernelBench problem's reference is its model "
+                       "(--baseline eager, compile or compile-max-autotune)");
   } else {
     if (!o.device.empty()) throw UsageError("--device is for KernelBench problems (.py); use --backend");
     if (!o.baseline.empty() && !fs::is_regular_file(o.baseline, ec))
@@ -166,10 +169,36 @@ ExitCode cmd_bench(const BenchOptions& o) {
   for (std::size_t i = printed; i < v.gates.size(); ++i) print_gate(v.gates[i]);
   if (v.timing) print_timing(*v.timing);
 
+  // Against the op's PyTorch form (informational: the verdict is the gates').
+  nlohmann::json torch_json = nlohmann::json::object();
+  if (v.passed && !o.torch_modes.empty()) {
+    auto refs = ev.torch_references(o.candidate, {}, o.torch_modes);
+    if (refs.empty())
+      std::printf("\nvs PyTorch: op '%s' has no PyTorch form (a problem with its own reference)\n", problem.op.c_str());
+    else
+      std::printf("\nvs PyTorch (the op's form at the timed shape, interleaved in the Python worker)\n");
+    for (const auto& mode : o.torch_modes) {
+      auto it = refs.find(mode);
+      if (it == refs.end()) continue;
+      const gates::Timing& t = it->second.timing;
+      if (!it->second.error.empty()) {
+        std::printf("  %-21s not measured: %s\n", mode.c_str(), it->second.error.c_str());
+        torch_json[mode] = {{"error", it->second.error}};
+        continue;
+      }
+      std::printf("  %-21s PyTorch %.4g us   candidate %.4g us   %.3fx [%.3f, %.3f]\n", mode.c_str(), t.baseline_us,
+                  t.candidate_us, t.speedup, t.speedup_lo, t.speedup_hi);
+      torch_json[mode] = {{"torch_us", t.baseline_us}, {"candidate_us", t.candidate_us}, {"speedup", t.speedup},
+                          {"speedup_lo", t.speedup_lo}, {"speedup_hi", t.speedup_hi}};
+    }
+  }
+
   if (!o.json_out.empty()) {
     std::ofstream out(o.json_out);
     if (!out) throw InfraError("cannot write " + o.json_out);
-    out << nlohmann::json(v).dump(2) << "\n";
+    nlohmann::json j = v;
+    if (!torch_json.empty()) j["torch_references"] = torch_json;
+    out << j.dump(2) << "\n";
     if (!out) throw InfraError("writing " + o.json_out + " failed");
   }
 

@@ -52,6 +52,9 @@ struct BenchOptions {
   double timeout_s = 120;
   std::optional<double> min_time_s;  // measurement overrides (default: config defaults)
   std::optional<double> max_time_s;
+  // Native problems: after a pass, the candidate also timed against its op's PyTorch form
+  // in these modes (eager | compile | compile-max-autotune).
+  std::vector<std::string> torch_modes;
 };
 ExitCode cmd_bench(const BenchOptions& o);
 

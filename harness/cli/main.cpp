@@ -85,6 +85,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   c_bench->add_option("--min-time", bench.min_time_s, "Minimum timing per side in seconds");
   c_bench->add_option("--max-time", bench.max_time_s, "Maximum timing per side in seconds");
+  c_bench->add_option("--torch", bench.torch_modes,
+                      "Native problems: after a pass, also time the candidate against its op's PyTorch form "
+                      "in these modes (eager, compile, compile-max-autotune; comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"eager", "compile", "compile-max-autotune"}));
 
   ReportOptions report;
   auto* c_report = app.add_subcommand("report", "Regenerate reports from result records or history");

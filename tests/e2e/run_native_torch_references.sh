@@ -32,4 +32,26 @@ PY
 grep -q "remeasure vs compile: the reference" "$T/log" || fail "no re-measure against torch.compile's form logged"
 grep -E "^\| tiny \|" "$T/out/report.md" | grep -Eq "\| [0-9.]+x \| [0-9.]+x \| [0-9.]+%" || fail "no vs eager / vs torch.compile geomeans in report.md"
 check_consistent "$T/out"
+
+# kgate bench --torch: the same measure for one candidate, after its gates, in the table
+# and in the verdict JSON; a KernelBench problem is refused (its reference is its model).
+P="$T/repo/native/tiny_softmax.yaml"
+S="$(sed -n 's/^starters: *{host: *\([^}]*\)}.*/\1/p' "$P" | tr -d ' ')"
+rc=0
+"$KGATE_BIN" bench --problem "$P" --candidate "$T/repo/native/$S" --torch eager --min-time 0.05 --max-time 0.3 \
+  --seed 3 --json "$T/bench.json" > "$T/bench.log" 2>&1 || rc=$?
+cat "$T/bench.log"
+[ "$rc" = 0 ] || fail "bench --torch: exit $rc"
+grep -Eq "^  eager +PyTorch [0-9.e+]+ us +candidate [0-9.e+]+ us +[0-9.]+x \[" "$T/bench.log" || fail "no vs PyTorch line"
+python3 - "$T/bench.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+e = j["torch_references"]["eager"]
+assert e["torch_us"] > 0 and e["candidate_us"] > 0 and e["speedup_lo"] <= e["speedup"] <= e["speedup_hi"], e
+assert j["passed"] is True
+PY
+rc=0
+"$KGATE_BIN" bench --problem "$SRC/tests/fixtures/kernelbench/relu.py" --candidate "$SRC/tests/fixtures/kernelbench/relu.py" \
+  --torch eager > "$T/kb.log" 2>&1 || rc=$?
+[ "$rc" = 2 ] && grep -q "\-\-torch is for native problems" "$T/kb.log" || fail "bench --torch on a KernelBench problem: exit $rc: $(cat "$T/kb.log")"
 echo "ok"
