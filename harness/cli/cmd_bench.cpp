@@ -172,8 +172,18 @@ ExitCode cmd_bench(const BenchOptions& o) {
   // Against the op's PyTorch form (informational: the verdict is the gates').
   nlohmann::json torch_json = nlohmann::json::object();
   if (v.passed && !o.torch_modes.empty()) {
-    auto refs = ev.torch_references(o.candidate, {}, o.torch_modes);
-    if (refs.empty())
+    std::map<std::string, gates::ReferenceTiming> refs;
+    try {
+      refs = ev.torch_references(o.candidate, {}, o.torch_modes);
+    } catch (const Error& e) {
+      // The machine's trouble (no Python worker, a library that would not build again) is
+      // said, and the gates' verdict stands.
+      std::printf("\nvs PyTorch: not measured: %s\n", e.what());
+      torch_json["error"] = e.what();
+    }
+    if (torch_json.contains("error")) {
+      // said above
+    } else if (refs.empty())
       std::printf("\nvs PyTorch: op '%s' has no PyTorch form (a problem with its own reference)\n", problem.op.c_str());
     else
       std::printf("\nvs PyTorch (the op's form at the timed shape, interleaved in the Python worker)\n");

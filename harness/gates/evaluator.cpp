@@ -7,6 +7,8 @@
 #include <optional>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "core/disk_space.h"
 #include "core/error.h"
 #include "core/file_io.h"
@@ -703,9 +705,13 @@ std::map<std::string, ReferenceTiming> Evaluator::torch_references(const std::st
   const ops::Op* op = ops::find_op(m.problem.op);
   if (op == nullptr || op->torch_form().empty() || !m.problem.reference_source.empty()) return {};
   const std::string what = "the PyTorch references";
-  const fs::path dir = fs::path(m.opt.cache_dir.empty() ? fs::temp_directory_path().string() : m.opt.cache_dir) /
-                       "torch-forms";
-  fs::create_directories(dir);
+  // The run's cache; without one (kgate bench), a directory of this user's under the temp.
+  const fs::path dir = m.opt.cache_dir.empty()
+                           ? fs::temp_directory_path() / ("kgate-torch-forms-" + std::to_string(getuid()))
+                           : fs::path(m.opt.cache_dir) / "torch-forms";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw InfraError(what + ": cannot create " + dir.string() + ": " + ec.message());
   // The library: built (or found in the cache) by a fresh kgate-native worker, copied out
   // of its directory before the worker ends, named by its content.
   std::string library;
