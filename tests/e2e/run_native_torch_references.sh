@@ -33,6 +33,19 @@ grep -q "remeasure vs compile: the reference" "$T/log" || fail "no re-measure ag
 grep -E "^\| tiny \|" "$T/out/report.md" | grep -Eq "\| [0-9.]+x \| [0-9.]+x \| [0-9.]+%" || fail "no vs eager / vs torch.compile geomeans in report.md"
 check_consistent "$T/out"
 
+# Optional columns: without a Python worker they stay empty with a warning, and the problem
+# keeps its result (never an error for want of them).
+rc=0
+KGATE_PYTHON=/nonexistent/python "$KGATE_BIN" run "$T/repo/suites/tiny-torch.yaml" --out "$T/out2" --seed 7 \
+  > "$T/log2" 2>&1 || rc=$?
+[ "$rc" = 0 ] || { cat "$T/log2"; fail "without a Python worker: exit $rc"; }
+grep -q "vs PyTorch" "$T/log2" || fail "no warning about the PyTorch columns"
+python3 - "$T/out2/results/tiny__tiny_softmax.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["outcome"] in ("improved", "matched") and r.get("eager_us", 0) == 0 and r.get("compile_us", 0) == 0, r
+PY
+
 # kgate bench --torch: the same measure for one candidate, after its gates, in the table
 # and in the verdict JSON; a KernelBench problem is refused (its reference is its model).
 P="$T/repo/native/tiny_softmax.yaml"
