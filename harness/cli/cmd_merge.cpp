@@ -12,7 +12,11 @@
 namespace kgate::cli {
 
 ExitCode cmd_merge(const MergeOptions& o) {
-  const std::string db = history_db(o.db);
+  // --latest combines records other runs made (and recorded, with a history): the
+  // combination is a report, not a run of its own.
+  if (o.latest && !o.db.empty())
+    throw UsageError("kgate merge --latest: --db does not apply (the runs it combines are recorded on their own)");
+  const std::string db = o.latest ? std::string() : history_db(o.db);
   // A history that cannot be opened or written does not stop the merge (its records and
   // reports are what the pipeline publishes); the merge then exits with its error's status.
   std::optional<ExitCode> history_error;
@@ -28,10 +32,13 @@ ExitCode cmd_merge(const MergeOptions& o) {
   }
   report::RunRecords merged;
   int failing = 0;
-  report::WrittenReports w = report::merge_dirs(o.dirs, o.out, [&](report::RunRecords& run) {
-    if (history) failing = compare_with_history(run, *history);
-    merged = run;
-  });
+  report::WrittenReports w = report::merge_dirs(
+      o.dirs, o.out,
+      [&](report::RunRecords& run) {
+        if (history) failing = compare_with_history(run, *history);
+        merged = run;
+      },
+      o.latest ? report::MergeMode::kLatest : report::MergeMode::kShards);
   for (const auto& f : w.files) log::info("wrote " + f);
   if (history) {
     try {

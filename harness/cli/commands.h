@@ -84,6 +84,7 @@ struct MergeOptions {
   std::vector<std::string> dirs;
   std::string out = "out";
   std::string db;  // history database (else $KGATE_HISTORY): compare with accepted, record
+  bool latest = false;  // runs of one suite over different problems: each problem's newest record
 };
 ExitCode cmd_merge(const MergeOptions& o);
 

@@ -103,6 +103,9 @@ int main(int argc, char** argv) {
   auto* c_merge = app.add_subcommand("merge", "Combine shard outputs into one report");
   c_merge->add_option("dirs", merge.dirs, "Shard output directories")->required();
   c_merge->add_option("--out", merge.out, "Output directory")->capture_default_str();
+  c_merge->add_flag("--latest", merge.latest,
+                    "Runs of one suite over different problems (nightly shards, sessions of a sweep): each "
+                    "problem's record from the run that started last; not recorded in the history");
   c_merge->add_option("--db", merge.db,
                       "History database (SQLite; default $KGATE_HISTORY): compare with the accepted "
                       "results, record the merged run");

@@ -22,8 +22,74 @@ std::string canonical(const std::string& p) {
 
 }  // namespace
 
-RunRecords merge_runs(const std::vector<std::string>& dirs) {
+namespace {
+
+// kgate merge --latest: each problem's record from the run that started last.
+RunRecords merge_latest(const std::vector<std::string>& dirs) {
+  std::vector<std::pair<RunRecords, std::string>> runs;
+  for (const auto& dir : dirs) {
+    runs.emplace_back(load_run_dir(dir), dir);
+    const RunInfo& info = runs.back().first.info;
+    const RunInfo& first = runs.front().first.info;
+    if (info.suite != first.suite)
+      throw UsageError("kgate merge --latest: " + dir + " ran suite \"" + info.suite + "\" but " +
+                       runs.front().second + " ran \"" + first.suite + "\"; combine the runs of one suite");
+    if (info.kind != first.kind)
+      throw UsageError("kgate merge --latest: " + dir + " and " + runs.front().second +
+                       " are different kinds of run (run vs check)");
+  }
+  // Oldest first, so a later run's record replaces an earlier one's (ties: argument order).
+  std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+    return a.first.info.started_at < b.first.info.started_at;
+  });
+  RunRecords merged;
+  merged.info = runs.back().first.info;
+  merged.info.shard = ShardInfo{};
+  merged.info.interrupted = false;  // each record kept is a finished problem's
+  std::map<std::string, ProblemResult> latest;
+  std::set<std::string> planned;
+  for (auto& [part, dir] : runs) {
+    if (!part.info.started_at.empty() &&
+        (merged.info.started_at.empty() || part.info.started_at < merged.info.started_at))
+      merged.info.started_at = part.info.started_at;
+    if (part.info.finished_at > merged.info.finished_at) merged.info.finished_at = part.info.finished_at;
+    planned.insert(part.info.planned.begin(), part.info.planned.end());
+    // A problem a run was given but did not finish (cut by its device call's limit) has no
+    // record there: it never replaces another run's result.
+    const std::vector<std::string> unfinished = planned_without_result(part);
+    for (auto& r : part.results) {
+      const std::string key = r.level + "/" + r.problem;
+      if (std::find(unfinished.begin(), unfinished.end(), key) == unfinished.end()) latest[key] = std::move(r);
+    }
+  }
+  std::size_t unmeasured = 0;
+  for (const auto& key : planned) unmeasured += latest.count(planned_record_key(key)) ? 0 : 1;
+  if (unmeasured > 0)
+    log::warn("kgate merge --latest: " + std::to_string(unmeasured) + " of " + std::to_string(planned.size()) +
+              " planned problems have a record in none of the " + std::to_string(runs.size()) +
+              " runs; the report covers the " + std::to_string(latest.size()) + " that do");
+  merged.info.planned.clear();
+  std::set<std::string> run_ids;  // a combined directory given again brings its runs
+  for (const auto& [part, dir] : runs) {
+    run_ids.insert(part.info.run_id);
+    run_ids.insert(part.info.merged_runs.begin(), part.info.merged_runs.end());
+  }
+  merged.info.merged_runs.assign(run_ids.begin(), run_ids.end());
+  for (auto& [key, r] : latest) {
+    merged.info.planned.push_back(key);
+    merged.results.push_back(std::move(r));
+  }
+  log::info("kgate merge --latest: " + std::to_string(merged.results.size()) + " problems from " +
+            std::to_string(runs.size()) + " runs of suite " + merged.info.suite + ", the newest " +
+            merged.info.run_id);
+  return merged;
+}
+
+}  // namespace
+
+RunRecords merge_runs(const std::vector<std::string>& dirs, MergeMode mode) {
   if (dirs.empty()) throw UsageError("kgate merge: no shard directories given");
+  if (mode == MergeMode::kLatest) return merge_latest(dirs);
   RunRecords merged;
   std::map<std::string, std::pair<nlohmann::json, std::string>> by_key;  // key -> (record, dir)
   std::set<int> shard_indices;
@@ -96,12 +162,12 @@ RunRecords merge_runs(const std::vector<std::string>& dirs) {
 }
 
 WrittenReports merge_dirs(const std::vector<std::string>& dirs, const std::string& out_dir,
-                          const std::function<void(RunRecords&)>& adjust) {
+                          const std::function<void(RunRecords&)>& adjust, MergeMode mode) {
   std::string out_c = canonical(out_dir);
   for (const auto& d : dirs)
     if (canonical(d) == out_c)
       throw UsageError("kgate merge: --out " + out_dir + " is also an input; write elsewhere");
-  RunRecords merged = merge_runs(dirs);
+  RunRecords merged = merge_runs(dirs, mode);
   if (adjust) adjust(merged);
 
   // Replace the records of a previous merge into the same directory.

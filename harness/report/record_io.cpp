@@ -168,6 +168,11 @@ RunRecords load_run_dir(const std::string& out_dir) {
   std::sort(files.begin(), files.end());
 
   RunRecords run;
+  fs::path info_path = fs::path(out_dir) / "run.json";
+  const bool has_info = fs::exists(info_path, ec);
+  if (has_info) run.info = load_run_info(info_path.string());
+  // `kgate merge --latest` combines the records of several runs, which run.json lists.
+  const std::vector<std::string>& merged = run.info.merged_runs;
   std::map<std::string, std::string> seen;  // key -> file
   for (const auto& f : files) {
     ProblemResult r = load_result(f.string());
@@ -175,9 +180,14 @@ RunRecords load_run_dir(const std::string& out_dir) {
     if (!fresh)
       throw UsageError(f.string() + ": duplicate record for " + key_of(r) + " (also in " +
                        it->second + ")");
-    if (!run.results.empty() && r.run_id != run.results.front().run_id)
+    if (!merged.empty()) {
+      if (std::find(merged.begin(), merged.end(), r.run_id) == merged.end())
+        throw UsageError(f.string() + ": run_id \"" + r.run_id + "\" is none of the runs " +
+                         info_path.string() + " combines");
+    } else if (!run.results.empty() && r.run_id != run.results.front().run_id) {
       throw UsageError(f.string() + ": run_id \"" + r.run_id + "\" differs from \"" +
                        run.results.front().run_id + "\" of the other records");
+    }
     run.results.push_back(std::move(r));
   }
   std::sort(run.results.begin(), run.results.end(),
@@ -185,10 +195,8 @@ RunRecords load_run_dir(const std::string& out_dir) {
               return std::tie(a.level, a.problem) < std::tie(b.level, b.problem);
             });
 
-  fs::path info_path = fs::path(out_dir) / "run.json";
-  if (fs::exists(info_path, ec)) {
-    run.info = load_run_info(info_path.string());
-    if (!run.info.run_id.empty() && !run.results.front().run_id.empty() &&
+  if (has_info) {
+    if (merged.empty() && !run.info.run_id.empty() && !run.results.front().run_id.empty() &&
         run.info.run_id != run.results.front().run_id)
       throw UsageError(info_path.string() + ": run_id \"" + run.info.run_id +
                        "\" differs from the records' \"" + run.results.front().run_id + "\"");

@@ -41,12 +41,15 @@ struct RunInfo {
   bool fail_on_performance = false;
   double regression_threshold = 1.03;  // slowdown ratio that counts as a regression
   double keep_threshold = 1.01;        // speedup lower bound that counts as improved
+  // `kgate merge --latest`: the runs whose records this directory combines (each record
+  // keeps its own run_id); empty for a run's own directory and for merged shards.
+  std::vector<std::string> merged_runs;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunInfo, version, kind, suite, run_id,
                                                 config_hash, seed, started_at, finished_at,
                                                 interrupted, env, shard, planned,
                                                 fail_on_performance, regression_threshold,
-                                                keep_threshold)
+                                                keep_threshold, merged_runs)
 
 // Every record of one output directory: what reporters, merge and history consume.
 struct RunRecords {

@@ -137,5 +137,79 @@ TEST(ReportMerge, CliExitCodes) {
   EXPECT_NE(out2.find("config hash"), std::string::npos) << out2;
 }
 
+// Runs of one suite over different problems, one device session after another: each
+// problem's record from the run that started last, the union of what ran reported (no
+// errors for what no run reached), whatever their run ids and config hashes.
+TEST(ReportMerge, LatestTakesEachProblemsNewestRecordAcrossRuns) {
+  TempDir d;
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  ASSERT_GE(run.results.size(), 3u);
+  auto write_run = [&](const std::string& name, const std::string& id, const std::string& started,
+                       const std::vector<ProblemResult>& results, const std::vector<std::string>& planned) {
+    std::string dir = d / name;
+    RunInfo info = run.info;
+    info.run_id = id;
+    info.config_hash = "cfg-" + id;
+    info.started_at = started;
+    info.planned = planned;
+    write_run_info(dir, info);
+    for (auto r : results) {
+      r.run_id = id;
+      write_result(dir, r);
+    }
+    return dir;
+  };
+  const ProblemResult& a = run.results[0];
+  const ProblemResult& b = run.results[1];
+  ProblemResult b_again = b;
+  b_again.speedup = b.speedup + 0.25;
+  const std::string key_a = a.level + "/" + a.problem, key_b = b.level + "/" + b.problem;
+  // The newer session is given first: order by start time, not by argument.
+  std::string newer = write_run("s2", "session-2", "2026-12-05T08:00:00Z", {b_again}, {key_b});
+  std::string older = write_run("s1", "session-1", "2026-12-04T20:00:00Z", {a, b}, {key_a, key_b, "lvl/never_reached"});
+  RunRecords m = merge_runs({newer, older}, MergeMode::kLatest);
+  ASSERT_EQ(m.results.size(), 2u);
+  for (const auto& r : m.results) {
+    if (r.problem == b.problem) {
+      EXPECT_DOUBLE_EQ(r.speedup, b_again.speedup);
+    }
+    if (r.problem == a.problem) {
+      EXPECT_EQ(r.run_id, "session-1");
+    }
+  }
+  EXPECT_EQ(m.info.run_id, "session-2");
+  EXPECT_EQ(m.info.started_at, "2026-12-04T20:00:00Z");
+  EXPECT_EQ(m.info.planned, (std::vector<std::string>{key_a, key_b}));
+  EXPECT_FALSE(m.info.interrupted);
+  // The shards' mode refuses the same directories (different runs), and --latest refuses
+  // another suite's run.
+  EXPECT_NE(merge_error({newer, older}, d / "out").find("is from run"), std::string::npos);
+  RunInfo alien = load_run_info(older + "/run.json");
+  alien.suite = "another-suite";
+  write_run_info(older, alien);
+  try {
+    merge_runs({newer, older}, MergeMode::kLatest);
+    ADD_FAILURE() << "merged runs of two suites";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("combine the runs of one suite"), std::string::npos) << e.what();
+  }
+  alien.suite = run.info.suite;
+  write_run_info(older, alien);
+  auto [rc, out] = run_command(kgate_bin() + " merge --latest " + newer + " " + older + " --out " + (d / "latest"));
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("1 of 3 planned problems have a record in none of the 2 runs"), std::string::npos) << out;
+  RunRecords back = load_run_dir(d / "latest");  // records of two runs, as run.json says
+  EXPECT_EQ(back.results.size(), 2u);
+  EXPECT_EQ(back.info.merged_runs, (std::vector<std::string>{"session-1", "session-2"}));
+  // A combined directory combined again with a newer session keeps every run it holds.
+  std::string third = write_run("s3", "session-3", "2026-12-06T08:00:00Z", {a}, {key_a});
+  RunRecords again = merge_runs({d / "latest", third}, MergeMode::kLatest);
+  EXPECT_EQ(again.info.merged_runs, (std::vector<std::string>{"session-1", "session-2", "session-3"}));
+  ASSERT_EQ(again.results.size(), 2u);
+  auto [rc2, out2] = run_command(kgate_bin() + " merge --latest " + newer + " " + older + " --db " +
+                                 (d / "h.sqlite") + " --out " + (d / "latest2"));
+  EXPECT_EQ(rc2, 2) << out2;
+}
+
 }  // namespace
 }  // namespace kgate::report
