@@ -170,6 +170,9 @@ if has smoke; then
        short_suite gpu-smoke)" --gpu h200 --out "$OUT/smoke" > "$OUT/smoke.log" 2>&1
   stamp "kgate run gpu-smoke rc=$?"; tail -30 "$OUT/smoke.log"
   cat "$OUT"/smoke/*/results.tsv "$OUT"/smoke/results*.tsv 2>/dev/null | head -60
+  # The native problems against their ops' PyTorch forms (the suite's torch_references).
+  grep -E "remeasure vs|vs PyTorch" "$OUT/smoke.log" | tail -30
+  sed -n '/^## Problems/,/^$/p' "$OUT/smoke/report.md" 2>/dev/null | head -20
 fi
 if has onerun; then
   # gpu-smoke on one native problem alone (ONE_PROBLEM, default matmul; ONE_SHAPE, e.g.
