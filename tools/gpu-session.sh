@@ -172,7 +172,7 @@ if has smoke; then
   cat "$OUT"/smoke/*/results.tsv "$OUT"/smoke/results*.tsv 2>/dev/null | head -60
   # The native problems against their ops' PyTorch forms (the suite's torch_references).
   grep -E "remeasure vs|vs PyTorch" "$OUT/smoke.log" | tail -30
-  sed -n '/^## Problems/,/^$/p' "$OUT/smoke/report.md" 2>/dev/null | head -20
+  grep -A14 '^## Problems' "$OUT/smoke/report.md" 2>/dev/null
 fi
 if has onerun; then
   # gpu-smoke on one native problem alone (ONE_PROBLEM, default matmul; ONE_SHAPE, e.g.
