@@ -25,6 +25,9 @@ ExitCode cmd_report(const ReportOptions& o) {
   ExitCode incomplete = ExitCode::kPass;  // the reports' own status when problems are missing
   if (!o.from.empty()) {
     report::RunRecords run = report::load_run_dir(o.from);
+    if (!o.db.empty() && !run.info.merged_runs.empty())
+      throw UsageError("kgate report: " + o.from + " combines " + std::to_string(run.info.merged_runs.size()) +
+                       " runs (kgate merge --latest), recorded on their own: --db does not apply");
     std::string out = o.out.empty() ? o.from : o.out;
     std::optional<report::History> history;
     if (!o.db.empty()) {

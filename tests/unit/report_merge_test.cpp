@@ -209,6 +209,12 @@ TEST(ReportMerge, LatestTakesEachProblemsNewestRecordAcrossRuns) {
   auto [rc2, out2] = run_command(kgate_bin() + " merge --latest " + newer + " " + older + " --db " +
                                  (d / "h.sqlite") + " --out " + (d / "latest2"));
   EXPECT_EQ(rc2, 2) << out2;
+  // Its reports come back from its records; it is not recorded as a run of its own.
+  auto [rc3, out3] = run_command(kgate_bin() + " report --from " + (d / "latest") + " --out " + (d / "again"));
+  EXPECT_EQ(rc3, 0) << out3;
+  auto [rc4, out4] = run_command(kgate_bin() + " report --from " + (d / "latest") + " --db " + (d / "h.sqlite"));
+  EXPECT_EQ(rc4, 2) << out4;
+  EXPECT_NE(out4.find("recorded on their own"), std::string::npos) << out4;
 }
 
 }  // namespace
