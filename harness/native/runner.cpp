@@ -469,15 +469,23 @@ void fresh_contents_rounds(Backend& b, std::vector<TimedCall>& calls, RoundAudit
 
 // Rounds on contents no call has seen: each input of a set shifted in place by a few
 // elements (circularly: the same values, valid for every op's inputs, at new positions),
-// outputs poisoned, the baseline called once to settle, then every slot timed on them in
-// turn and audited. A result cache keyed on content computes honestly here -- and is slower
-// than on the timing's repeated sets, where it only copied. Returns each slot's times (us);
-// empty when a slot failed (the audit holds why).
+// outputs poisoned, the baseline called once to settle, then every slot called twice in
+// turn and audited: its first call on these contents, then a second on the same contents,
+// now seen. Both calls are timed the same way (on the host clock, launch and
+// synchronisation included) and next to each other, so load and the timing method cancel
+// out of their ratio; a result cache keyed on content computes on the first and only
+// copies on the second. Fills each slot's times (us) on new contents and on seen ones;
+// false when a slot failed (the audit holds why).
 constexpr int kNewContentRounds = 5;
 
-std::vector<std::vector<double>> new_content_rounds(Backend& b, std::vector<TimedCall>& calls, std::size_t base,
-                                                    RoundAudit& audit, std::size_t first_shift) {
-  std::vector<std::vector<double>> times(calls.size());
+struct ContentTimes {
+  std::vector<std::vector<double>> fresh, seen;  // [slot][round]
+};
+
+bool new_content_rounds(Backend& b, std::vector<TimedCall>& calls, std::size_t base, RoundAudit& audit,
+                        std::size_t first_shift, ContentTimes& out) {
+  out.fresh.assign(calls.size(), {});
+  out.seen.assign(calls.size(), {});
   const std::size_t n_sets = calls.front().input_sets.size();
   for (int i = 0; i < kNewContentRounds; ++i) {
     const std::size_t set = static_cast<std::size_t>(i) % n_sets, shift = first_shift + static_cast<std::size_t>(i);
@@ -494,17 +502,22 @@ std::vector<std::vector<double>> new_content_rounds(Backend& b, std::vector<Time
     int rc = b.run(*calls[base].module, calls[base].input_sets[set], calls[base].output_sets[set]);
     for (std::size_t j = 0; j < calls.size() && rc == 0; ++j) {
       TimedCall& c = calls[i % 2 == 0 ? j : calls.size() - 1 - j];
-      const auto t0 = std::chrono::steady_clock::now();
-      rc = b.run(*c.module, c.input_sets[set], c.output_sets[set]);
-      times[static_cast<std::size_t>(&c - calls.data())].push_back(
-          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-      if (rc != 0) audit.fail("a round on new contents: slot '" + c.slot + "' returned " + std::to_string(rc));
+      const std::size_t k = static_cast<std::size_t>(&c - calls.data());
+      for (auto* times : {&out.fresh[k], &out.seen[k]}) {
+        const auto t0 = std::chrono::steady_clock::now();
+        rc = b.run(*c.module, c.input_sets[set], c.output_sets[set]);
+        times->push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        if (rc != 0) {
+          audit.fail("a round on new contents: slot '" + c.slot + "' returned " + std::to_string(rc));
+          break;
+        }
+      }
     }
     if (rc != 0 || !audit.audit_now(set, "a round on new contents (input set " + std::to_string(set) +
                                              " shifted by " + std::to_string(shift) + " elements)"))
-      return {};
+      return false;
   }
-  return times;
+  return true;
 }
 
 double median_us(std::vector<double> v) {
@@ -514,25 +527,19 @@ double median_us(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// "" unless a slot's medians on new contents and on the repeated input sets, beside the
-// baseline's, read as a result cache (looks_like_result_cache, timing_audit.h). The Python
-// worker's rule (kgate_worker/audit.py) is the factor alone: it times its fresh rounds as
-// it times its samples, so they carry no cost per call of their own.
-std::string cache_finding(const protocol::TimeResult& r, const std::vector<TimedCall>& calls, std::size_t base,
-                          const std::vector<std::vector<double>>& fresh) {
-  auto repeated = [&](std::size_t k) {
-    auto it = r.samples_us.find(calls[k].slot);
-    return it == r.samples_us.end() ? 0.0 : median_us(it->second);
-  };
-  const double bm = repeated(base), bf = median_us(fresh[base]);
+// "" unless a slot's medians on new contents and on the same contents seen, beside the
+// baseline's, read as a result cache (looks_like_result_cache, timing_audit.h; the Python
+// worker's rule is kgate_worker/audit.py).
+std::string cache_finding(const std::vector<TimedCall>& calls, std::size_t base, const ContentTimes& t) {
+  const double bs = median_us(t.seen[base]), bf = median_us(t.fresh[base]);
   for (std::size_t k = 0; k < calls.size(); ++k) {
     if (k == base) continue;
-    const double cm = repeated(k), cf = median_us(fresh[k]);
-    if (looks_like_result_cache(bm, bf, cm, cf))
+    const double cs = median_us(t.seen[k]), cf = median_us(t.fresh[k]);
+    if (looks_like_result_cache(bs, bf, cs, cf))
       return "slot '" + calls[k].slot + "' is faster on inputs it has seen before (a result cache): median " +
-             core::fmt_num(cf) + " us over " + std::to_string(fresh[k].size()) + " calls on new contents against " +
-             core::fmt_num(cm) + " us on the repeated input sets (baseline " + core::fmt_num(bf) + " against " +
-             core::fmt_num(bm) + " us)";
+             core::fmt_num(cf) + " us over " + std::to_string(t.fresh[k].size()) + " calls on new contents against " +
+             core::fmt_num(cs) + " us on the same contents called again (baseline " + core::fmt_num(bf) +
+             " against " + core::fmt_num(bs) + " us)";
   }
   return "";
 }
@@ -542,13 +549,12 @@ std::string cache_finding(const protocol::TimeResult& r, const std::vector<Timed
 void content_cache_rounds(Backend& b, std::vector<TimedCall>& calls, std::size_t base, RoundAudit& audit,
                           protocol::TimeResult& r) {
   if (!audit.failure().empty()) return;
-  auto first = new_content_rounds(b, calls, base, audit, 1);
-  if (first.empty()) return;
-  const std::string seen = cache_finding(r, calls, base, first);
+  ContentTimes first, second;
+  if (!new_content_rounds(b, calls, base, audit, 1, first)) return;
+  const std::string seen = cache_finding(calls, base, first);
   if (seen.empty()) return;
-  auto second = new_content_rounds(b, calls, base, audit, 1 + kNewContentRounds);
-  if (second.empty()) return;
-  const std::string again = cache_finding(r, calls, base, second);
+  if (!new_content_rounds(b, calls, base, audit, 1 + kNewContentRounds, second)) return;
+  const std::string again = cache_finding(calls, base, second);
   if (!again.empty()) {
     audit.fail(again);
     return;

@@ -69,14 +69,14 @@ class RoundAudit {
 // A seed the candidate cannot predict (the rounds the audit draws).
 uint64_t unpredictable_seed();
 
-// The result-cache rule on medians (us): the baseline's and a slot's calls on the timing's
-// repeated input sets (`*_repeated`) and on new contents (`*_new`). A slot is a cache when
-// on new contents it takes more than kCacheFactor x what it would take if it computed
-// there as it did on the repeated sets: its repeated median scaled by the baseline's own
-// slowdown (cold data), or plus the baseline's own excess (a cost per call: the new-content
-// calls are host-timed, launch and synchronisation included on CUDA, while the repeated
-// sets are event-timed), whichever is more. Never when the baseline itself was above
-// kCacheFactor slower on new contents (load that slowed both is not a cache).
+// The result-cache rule on medians (us): the baseline's and a slot's first calls on new
+// contents (`*_new`) and their second calls on the same contents, now seen
+// (`*_repeated`), timed next to each other the same way (the runner's new-content rounds).
+// A slot is a cache when its new-content median is above kCacheFactor x what it would take
+// computing as it does on seen contents: its seen median scaled by the baseline's own
+// new/seen ratio (cold data), or plus the baseline's own excess (a cost per call),
+// whichever is more. Never when the baseline itself was above kCacheFactor slower on new
+// contents (load that slowed both is not a cache).
 inline constexpr double kCacheFactor = 1.5;
 bool looks_like_result_cache(double base_repeated, double base_new, double slot_repeated, double slot_new);
 

@@ -16,10 +16,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::Json;
 
-// The result-cache rule (us). On CUDA the new-content calls are host-timed (launch and
-// synchronisation, ~12 us here) and the repeated sets event-timed: a cost per call that a
-// factor alone would read as a cache for a fast honest kernel (8 -> 20 us, 2.5x, against the
-// baseline's 1.12x).
+// The result-cache rule (us): a cost per call on new contents that the baseline shows too
+// (8 -> 20 us for a fast honest slot against the baseline's 100 -> 112) is not a cache; a
+// factor alone would call it one (2.5x against 1.12x).
 TEST(ResultCacheRule, ACostPerCallOnNewContentsIsNotACacheButACacheBeyondItIs) {
   EXPECT_FALSE(looks_like_result_cache(100, 112, 8, 20));
   EXPECT_TRUE(looks_like_result_cache(100, 112, 8, 110));  // computes only on new contents
