@@ -1,22 +1,30 @@
 // cross_entropy starter (kgate CUDA candidate): loss = mean_r (logsumexp(logits[r, :]) -
 // logits[r, targets[r]]), a scalar in the case dtype; targets are int64 (int32 accepted).
-// Kernel 1: each block takes rows r = block, block + grid, ... and keeps an online
-// (max, sum) per thread, merged with warp shuffles; thread 0 adds the row losses in order
-// into one partial per block. Kernel 2: one block adds the partials in a fixed order.
-// No atomics, so the result is bitwise deterministic. A target outside [0, V) gives NaN.
+// Kernel 1: each block takes rows r = block, block + grid, ... A row of up to
+// BLOCK * VEC * ROW_PACKS logits is read once into registers: the block takes its max,
+// then its sum of exponentials (one exp2 per logit). A wider row keeps an online
+// (max, sum) per thread (one rescale per vector), merged with warp shuffles. Thread 0 adds
+// the row losses in order into one partial per block. Kernel 2: one block adds the
+// partials in a fixed order. No atomics, so the result is bitwise deterministic. A target
+// outside [0, V) gives NaN.
 // kgate:tune BLOCK=[128,256,512,1024]
 // kgate:tune VEC=[1,2,4,8]
+// kgate:tune ROW_PACKS=[1,2,4,8]
 // kgate:tune MAX_BLOCKS=[264,528,1024]
 #ifndef BLOCK
-#define BLOCK 256
+#define BLOCK 1024
 #endif
 #ifndef VEC
-#define VEC 4
+#define VEC 8
+#endif
+#ifndef ROW_PACKS
+#define ROW_PACKS 4
 #endif
 #ifndef MAX_BLOCKS
 #define MAX_BLOCKS 1024
 #endif
 static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+static_assert(ROW_PACKS >= 1 && ROW_PACKS <= 16, "ROW_PACKS must be in [1, 16]");
 static_assert(MAX_BLOCKS >= 1 && MAX_BLOCKS <= 1024, "MAX_BLOCKS must be in [1, 1024]");
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -52,20 +60,17 @@ static bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintp
 // call can be captured into a CUDA graph).
 __device__ float g_partials[MAX_BLOCKS];
 
+constexpr float kLog2e = 1.4426950408889634f;
+
+// exp(x - m) as one fma and one exp2, with ml = m * log2(e).
+__device__ __forceinline__ float exp_shifted(float x, float ml) { return exp2f(fmaf(x, kLog2e, -ml)); }
+
+// (m, s) stands for s * exp(m): merging two keeps the larger exponent.
 __device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
   float mm = fmaxf(m, m2);
   if (mm == -INFINITY) return;
-  s = s * expf(m - mm) + s2 * expf(m2 - mm);
+  s = s * exp2f((m - mm) * kLog2e) + s2 * exp2f((m2 - mm) * kLog2e);
   m = mm;
-}
-
-__device__ __forceinline__ void add(float& m, float& s, float x) {
-  if (x > m) {
-    s = s * expf(m - x) + 1.f;
-    m = x;
-  } else if (x != -INFINITY) {
-    s += expf(x - m);
-  }
 }
 
 __device__ void block_merge(float& m, float& s) {
@@ -83,24 +88,93 @@ __device__ void block_merge(float& m, float& s) {
   for (int o = 16; o > 0; o >>= 1) merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
 }
 
-template <typename T, typename I, int V>
+struct MaxOp {
+  __device__ static float apply(float a, float b) { return fmaxf(a, b); }
+  static constexpr float kIdentity = -INFINITY;
+};
+struct SumOp {
+  __device__ static float apply(float a, float b) { return a + b; }
+  static constexpr float kIdentity = 0.f;
+};
+
+// Reduction over the block, returned to every thread, in a fixed order.
+template <typename Op> __device__ float block_reduce(float v) {
+  __shared__ float part[32];
+  for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();  // part[] may still be read by a previous call
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  v = lane < BLOCK / 32 ? part[lane] : Op::kIdentity;
+  for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// logsumexp of a row held in registers (NP vectors of V logits per thread), every thread.
+template <typename T, int V, int NP>
+__device__ float row_lse_in_registers(const Pack<T, V>* row, int64_t nv) {
+  Pack<T, V> p[NP];
+  float m = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < NP; ++j) {
+    const int64_t i = threadIdx.x + (int64_t)j * BLOCK;
+    if (i < nv) {
+      p[j] = row[i];
+#pragma unroll
+      for (int k = 0; k < V; ++k) m = fmaxf(m, to_f(p[j].v[k]));  // a NaN poisons the sum below
+    }
+  }
+  m = block_reduce<MaxOp>(m);
+  const float ml = m * kLog2e;
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < NP; ++j)
+    if (threadIdx.x + (int64_t)j * BLOCK < nv) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) s += exp_shifted(to_f(p[j].v[k]), ml);
+    }
+  s = block_reduce<SumOp>(s);
+  return m + logf(s);
+}
+
+// logsumexp of a row of any width: an online (max, sum) per thread, then merged.
+template <typename T, int V>
+__device__ float row_lse_online(const Pack<T, V>* row, int64_t nv) {
+  float m = -INFINITY, s = 0.f;
+  for (int64_t i = threadIdx.x; i < nv; i += BLOCK) {
+    Pack<T, V> p = row[i];
+    float pm = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < V; ++k) pm = fmaxf(pm, to_f(p.v[k]));
+    if (pm > m) {  // one rescale per vector, none once the running max has settled
+      s *= exp2f((m - pm) * kLog2e);
+      m = pm;
+    }
+    const float ml = m * kLog2e;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const float xv = to_f(p.v[k]);
+      // -inf adds nothing (also while m is still -inf, where the fma would read NaN); a NaN propagates
+      s += xv == -INFINITY ? 0.f : exp_shifted(xv, ml);
+    }
+  }
+  block_merge(m, s);
+  return m + logf(s);
+}
+
+template <typename T, typename I, int V, bool kRegisters>
 __global__ void __launch_bounds__(BLOCK)
     row_loss_kernel(const T* __restrict__ logits, const I* __restrict__ targets, int64_t R, int64_t C) {
   float acc = 0.f;  // meaningful in thread 0
   const int64_t nv = C / V;
   for (int64_t r = blockIdx.x; r < R; r += gridDim.x) {
     const T* row = logits + r * C;
-    float m = -INFINITY, s = 0.f;
-    for (int64_t i = threadIdx.x; i < nv; i += BLOCK) {
-      Pack<T, V> p = reinterpret_cast<const Pack<T, V>*>(row)[i];
-#pragma unroll
-      for (int k = 0; k < V; ++k) add(m, s, to_f(p.v[k]));
-    }
-    block_merge(m, s);
+    const Pack<T, V>* rv = reinterpret_cast<const Pack<T, V>*>(row);
+    const float lse = kRegisters ? row_lse_in_registers<T, V, ROW_PACKS>(rv, nv) : row_lse_online<T, V>(rv, nv);
     if (threadIdx.x == 0) {
       int64_t t = static_cast<int64_t>(targets[r]);
       float picked = (t >= 0 && t < C) ? to_f(row[t]) : NAN;
-      acc += (m + logf(s)) - picked;
+      acc += lse - picked;
     }
   }
   if (threadIdx.x == 0) g_partials[blockIdx.x] = acc;
@@ -127,10 +201,16 @@ static void launch(const kgate_tensor& x, const kgate_tensor& t, kgate_tensor& y
   const T* xp = static_cast<const T*>(x.data);
   const I* tp = static_cast<const I*>(t.data);
   const int grid = (int)(R < MAX_BLOCKS ? R : MAX_BLOCKS);
-  if (C % VEC == 0 && aligned(xp, sizeof(T) * VEC))
-    row_loss_kernel<T, I, VEC><<<grid, BLOCK, 0, stream>>>(xp, tp, R, C);
-  else
-    row_loss_kernel<T, I, 1><<<grid, BLOCK, 0, stream>>>(xp, tp, R, C);
+  if (C % VEC == 0 && aligned(xp, sizeof(T) * VEC)) {
+    if (C / VEC <= (int64_t)BLOCK * ROW_PACKS)
+      row_loss_kernel<T, I, VEC, true><<<grid, BLOCK, 0, stream>>>(xp, tp, R, C);
+    else
+      row_loss_kernel<T, I, VEC, false><<<grid, BLOCK, 0, stream>>>(xp, tp, R, C);
+  } else if (C <= (int64_t)BLOCK * ROW_PACKS) {
+    row_loss_kernel<T, I, 1, true><<<grid, BLOCK, 0, stream>>>(xp, tp, R, C);
+  } else {
+    row_loss_kernel<T, I, 1, false><<<grid, BLOCK, 0, stream>>>(xp, tp, R, C);
+  }
   finish_kernel<T><<<1, 1024, 0, stream>>>(static_cast<T*>(y.data), grid, R);
 }
 

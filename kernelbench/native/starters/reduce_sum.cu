@@ -1,15 +1,21 @@
 // reduce_sum starter (kgate CUDA candidate): y[r] = sum_c x[r, c]. One block per row,
-// vector loads, warp-shuffle block reduction in a fixed order (bitwise deterministic).
-// f32/f16/bf16 in and out, f32 accumulation.
+// vector loads issued ROW_PACKS at a time before any is added (bytes in flight are what a
+// reduction's bandwidth needs), warp-shuffle block reduction in a fixed order (bitwise
+// deterministic). f32/f16/bf16 in and out, f32 accumulation.
 // kgate:tune BLOCK=[128,256,512,1024]
 // kgate:tune VEC=[1,2,4,8]
+// kgate:tune ROW_PACKS=[1,2,4,8]
 #ifndef BLOCK
 #define BLOCK 256
 #endif
 #ifndef VEC
-#define VEC 4
+#define VEC 8
+#endif
+#ifndef ROW_PACKS
+#define ROW_PACKS 4
 #endif
 static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+static_assert(ROW_PACKS >= 1 && ROW_PACKS <= 16, "ROW_PACKS must be in [1, 16]");
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -57,15 +63,22 @@ __device__ float block_sum(float v) {
   return warp_sum(v);
 }
 
-template <typename T, int V>
+template <typename T, int V, int NP>
 __global__ void __launch_bounds__(BLOCK) reduce_sum_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t C) {
-  const T* xr = x + blockIdx.x * C;
+  const Pack<T, V>* xr = reinterpret_cast<const Pack<T, V>*>(x + blockIdx.x * C);
   const int64_t nv = C / V;
   float acc = 0.f;
-  for (int64_t i = threadIdx.x; i < nv; i += BLOCK) {
-    Pack<T, V> p = reinterpret_cast<const Pack<T, V>*>(xr)[i];
+  for (int64_t base = threadIdx.x; base < nv; base += (int64_t)BLOCK * NP) {
+    Pack<T, V> p[NP];
 #pragma unroll
-    for (int k = 0; k < V; ++k) acc += to_f(p.v[k]);
+    for (int j = 0; j < NP; ++j)  // every load of the chunk issued before the first add
+      if (base + (int64_t)j * BLOCK < nv) p[j] = xr[base + (int64_t)j * BLOCK];
+#pragma unroll
+    for (int j = 0; j < NP; ++j)
+      if (base + (int64_t)j * BLOCK < nv) {
+#pragma unroll
+        for (int k = 0; k < V; ++k) acc += to_f(p[j].v[k]);
+      }
   }
   acc = block_sum(acc);
   if (threadIdx.x == 0) y[blockIdx.x] = from_f<T>(acc);
@@ -77,9 +90,9 @@ static void launch(const kgate_tensor& x, kgate_tensor& y, cudaStream_t stream) 
   const T* xp = static_cast<const T*>(x.data);
   T* yp = static_cast<T*>(y.data);
   if (C % VEC == 0 && aligned(xp, sizeof(T) * VEC))
-    reduce_sum_kernel<T, VEC><<<(unsigned)R, BLOCK, 0, stream>>>(xp, yp, C);
+    reduce_sum_kernel<T, VEC, ROW_PACKS><<<(unsigned)R, BLOCK, 0, stream>>>(xp, yp, C);
   else
-    reduce_sum_kernel<T, 1><<<(unsigned)R, BLOCK, 0, stream>>>(xp, yp, C);
+    reduce_sum_kernel<T, 1, ROW_PACKS><<<(unsigned)R, BLOCK, 0, stream>>>(xp, yp, C);
 }
 
 extern "C" int kgate_run(const kgate_tensor* inputs, int32_t n_inputs, kgate_tensor* outputs,

@@ -1,15 +1,22 @@
 // rmsnorm starter (kgate CUDA candidate): y = x / sqrt(mean(x^2) + 1e-6) * w, per row.
-// One block per row: pass 1 sums squares (vector loads, warp-shuffle block reduction),
-// pass 2 scales; the second read of the row mostly hits L2. f32/f16/bf16, f32 arithmetic.
+// One block per row. A row of up to BLOCK * VEC * ROW_PACKS elements is read once: each
+// thread keeps its vectors in registers through the block's sum of squares and scales them
+// from there. A wider row takes two passes (the second read mostly hits L2). Vector loads,
+// warp-shuffle block reduction in a fixed order. f32/f16/bf16, f32 arithmetic.
 // kgate:tune BLOCK=[128,256,512,1024]
 // kgate:tune VEC=[1,2,4,8]
+// kgate:tune ROW_PACKS=[1,2,4,8]
 #ifndef BLOCK
-#define BLOCK 256
+#define BLOCK 512
 #endif
 #ifndef VEC
-#define VEC 4
+#define VEC 8
+#endif
+#ifndef ROW_PACKS
+#define ROW_PACKS 2
 #endif
 static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+static_assert(ROW_PACKS >= 1 && ROW_PACKS <= 16, "ROW_PACKS must be in [1, 16]");
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -84,6 +91,51 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+// The row in registers: NP vectors of V elements per thread, read once.
+template <typename T, int V, int NP>
+__global__ void __launch_bounds__(BLOCK)
+    rmsnorm_rows_in_registers(const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y, int64_t C) {
+  const Pack<T, V>* xr = reinterpret_cast<const Pack<T, V>*>(x + blockIdx.x * C);
+  Pack<T, V>* yr = reinterpret_cast<Pack<T, V>*>(y + blockIdx.x * C);
+  const Pack<T, V>* wv = reinterpret_cast<const Pack<T, V>*>(w);
+  const int64_t nv = C / V;
+  Pack<T, V> p[NP];
+  float ss = 0.f;
+#pragma unroll
+  for (int j = 0; j < NP; ++j) {
+    const int64_t i = threadIdx.x + (int64_t)j * BLOCK;
+    if (i < nv) {
+      p[j] = xr[i];
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        float v = to_f(p[j].v[k]);
+        ss = fmaf(v, v, ss);
+      }
+    }
+  }
+  ss = block_sum(ss);
+  const float r = rsqrtf(ss / (float)C + 1e-6f);
+#pragma unroll
+  for (int j = 0; j < NP; ++j) {
+    const int64_t i = threadIdx.x + (int64_t)j * BLOCK;
+    if (i < nv) {
+      Pack<T, V> g = wv[i];
+      Pack<T, V> q;
+#pragma unroll
+      for (int k = 0; k < V; ++k) q.v[k] = from_f<T>(to_f(p[j].v[k]) * r * to_f(g.v[k]));
+      yr[i] = q;
+    }
+  }
+}
+
+template <typename T, int V>
+static void launch_rows(const T* xp, const T* wp, T* yp, int64_t R, int64_t C, cudaStream_t stream) {
+  if (C / V <= (int64_t)BLOCK * ROW_PACKS)
+    rmsnorm_rows_in_registers<T, V, ROW_PACKS><<<(unsigned)R, BLOCK, 0, stream>>>(xp, wp, yp, C);
+  else
+    rmsnorm_kernel<T, V><<<(unsigned)R, BLOCK, 0, stream>>>(xp, wp, yp, C);
+}
+
 template <typename T>
 static void launch(const kgate_tensor& x, const kgate_tensor& w, kgate_tensor& y, cudaStream_t stream) {
   const int64_t R = x.shape[0], C = x.shape[1];
@@ -92,9 +144,9 @@ static void launch(const kgate_tensor& x, const kgate_tensor& w, kgate_tensor& y
   T* yp = static_cast<T*>(y.data);
   const size_t a = sizeof(T) * VEC;
   if (C % VEC == 0 && aligned(xp, a) && aligned(wp, a) && aligned(yp, a))
-    rmsnorm_kernel<T, VEC><<<(unsigned)R, BLOCK, 0, stream>>>(xp, wp, yp, C);
+    launch_rows<T, VEC>(xp, wp, yp, R, C, stream);
   else
-    rmsnorm_kernel<T, 1><<<(unsigned)R, BLOCK, 0, stream>>>(xp, wp, yp, C);
+    launch_rows<T, 1>(xp, wp, yp, R, C, stream);
 }
 
 extern "C" int kgate_run(const kgate_tensor* inputs, int32_t n_inputs, kgate_tensor* outputs,

@@ -1,7 +1,10 @@
 // softmax starter (kgate CUDA candidate): y[r, :] = exp(x[r, :] - max) / sum(exp(x[r, :] - max)).
-// One block per row. Each thread keeps an online (max, sum) over its elements, the block
-// merges them with warp shuffles, then a second pass writes the result. f32/f16/bf16,
-// contiguous row-major, f32 arithmetic.
+// One block per row. A row of up to BLOCK * VEC * ROW_PACKS elements is read once: each
+// thread keeps its ROW_PACKS vectors in registers, the block takes the max, then the sum of
+// exponentials (one exp2 per element), then writes. A wider row takes two passes: an online
+// (max, sum) per thread (one exp2 per element, one rescale per vector), merged with warp
+// shuffles, then a second read writes the result. Reductions in a fixed order, so the
+// result is bitwise deterministic. f32/f16/bf16, contiguous row-major, f32 arithmetic.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -12,13 +15,18 @@
 
 // kgate:tune BLOCK=[128,256,512,1024]
 // kgate:tune VEC=[1,2,4,8]
+// kgate:tune ROW_PACKS=[1,2,4,8]
 #ifndef BLOCK
-#define BLOCK 256
+#define BLOCK 512
 #endif
 #ifndef VEC
-#define VEC 4
+#define VEC 8
+#endif
+#ifndef ROW_PACKS
+#define ROW_PACKS 2
 #endif
 static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+static_assert(ROW_PACKS >= 1 && ROW_PACKS <= 16, "ROW_PACKS must be in [1, 16]");
 
 __device__ __forceinline__ float to_f(float v) { return v; }
 __device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
@@ -31,21 +39,90 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float
 }
 template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T v[V]; };
 
+constexpr float kLog2e = 1.4426950408889634f;
+
+// exp(x - m) as one fma and one exp2; ml = m * log2(e), shared by the whole row, so its
+// rounding is a common factor that cancels in the normalisation.
+__device__ __forceinline__ float exp_shifted(float x, float ml) { return exp2f(fmaf(x, kLog2e, -ml)); }
+
+struct MaxOp {
+  __device__ static float apply(float a, float b) { return fmaxf(a, b); }
+  static constexpr float kIdentity = -INFINITY;
+};
+struct SumOp {
+  __device__ static float apply(float a, float b) { return a + b; }
+  static constexpr float kIdentity = 0.f;
+};
+
+// Reduction over the block, returned to every thread, in a fixed order.
+template <typename Op> __device__ float block_reduce(float v) {
+  __shared__ float part[32];
+  for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();  // part[] may still be read by a previous call
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  v = lane < BLOCK / 32 ? part[lane] : Op::kIdentity;
+  for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// The row in registers: NP vectors of V elements per thread, read once.
+template <typename T, int V, int NP>
+__global__ void __launch_bounds__(BLOCK) softmax_rows_in_registers(const T* __restrict__ x, T* __restrict__ y, int64_t C) {
+  const Pack<T, V>* xr = reinterpret_cast<const Pack<T, V>*>(x + blockIdx.x * C);
+  Pack<T, V>* yr = reinterpret_cast<Pack<T, V>*>(y + blockIdx.x * C);
+  const int64_t nv = C / V;  // the host picks V dividing C
+  float v[NP][V];
+  float m = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < NP; ++j) {
+    const int64_t i = threadIdx.x + (int64_t)j * BLOCK;
+    if (i < nv) {
+      Pack<T, V> p = xr[i];
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        v[j][k] = to_f(p.v[k]);
+        m = fmaxf(m, v[j][k]);  // a NaN is skipped here and poisons the sum below
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[j][k] = -INFINITY;
+    }
+  }
+  m = block_reduce<MaxOp>(m);
+  const float ml = m * kLog2e;
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < NP; ++j) {
+    if (threadIdx.x + (int64_t)j * BLOCK < nv) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        v[j][k] = exp_shifted(v[j][k], ml);
+        s += v[j][k];
+      }
+    }
+  }
+  s = block_reduce<SumOp>(s);
+  const float inv = 1.f / s;
+#pragma unroll
+  for (int j = 0; j < NP; ++j) {
+    const int64_t i = threadIdx.x + (int64_t)j * BLOCK;
+    if (i < nv) {
+      Pack<T, V> q;
+#pragma unroll
+      for (int k = 0; k < V; ++k) q.v[k] = from_f<T>(v[j][k] * inv);
+      yr[i] = q;
+    }
+  }
+}
+
 // (m, s) stands for s * exp(m): merging two keeps the larger exponent.
 __device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
   float mm = fmaxf(m, m2);
   if (mm == -INFINITY) return;  // both empty
-  s = s * expf(m - mm) + s2 * expf(m2 - mm);
+  s = s * exp2f((m - mm) * kLog2e) + s2 * exp2f((m2 - mm) * kLog2e);
   m = mm;
-}
-
-__device__ __forceinline__ void add(float& m, float& s, float x) {
-  if (x > m) {
-    s = s * expf(m - x) + 1.f;
-    m = x;
-  } else if (x != -INFINITY) {
-    s += expf(x - m);  // NaN input propagates through here
-  }
 }
 
 __device__ void block_merge(float& m, float& s) {
@@ -57,39 +134,44 @@ __device__ void block_merge(float& m, float& s) {
     ss[warp] = s;
   }
   __syncthreads();
-  if (warp == 0) {
-    m = lane < BLOCK / 32 ? sm[lane] : -INFINITY;
-    s = lane < BLOCK / 32 ? ss[lane] : 0.f;
-    for (int o = 16; o > 0; o >>= 1) merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
-    if (lane == 0) {
-      sm[0] = m;
-      ss[0] = s;
-    }
-  }
-  __syncthreads();
-  m = sm[0];
-  s = ss[0];
+  m = lane < BLOCK / 32 ? sm[lane] : -INFINITY;
+  s = lane < BLOCK / 32 ? ss[lane] : 0.f;
+  for (int o = 16; o > 0; o >>= 1) merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
 }
 
+// A row wider than the registers hold: an online (max, sum) pass, then a writing pass.
 template <typename T, int V>
-__global__ void __launch_bounds__(BLOCK) softmax_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t C) {
-  const T* xr = x + blockIdx.x * C;
-  T* yr = y + blockIdx.x * C;
-  const int64_t nv = C / V;  // the host picks V dividing C
+__global__ void __launch_bounds__(BLOCK) softmax_two_pass(const T* __restrict__ x, T* __restrict__ y, int64_t C) {
+  const Pack<T, V>* xr = reinterpret_cast<const Pack<T, V>*>(x + blockIdx.x * C);
+  Pack<T, V>* yr = reinterpret_cast<Pack<T, V>*>(y + blockIdx.x * C);
+  const int64_t nv = C / V;
   float m = -INFINITY, s = 0.f;
   for (int64_t i = threadIdx.x; i < nv; i += BLOCK) {
-    Pack<T, V> p = reinterpret_cast<const Pack<T, V>*>(xr)[i];
+    Pack<T, V> p = xr[i];
+    float pm = -INFINITY;
 #pragma unroll
-    for (int k = 0; k < V; ++k) add(m, s, to_f(p.v[k]));
+    for (int k = 0; k < V; ++k) pm = fmaxf(pm, to_f(p.v[k]));
+    if (pm > m) {  // one rescale per vector, none once the running max has settled
+      s *= exp2f((m - pm) * kLog2e);
+      m = pm;
+    }
+    const float ml = m * kLog2e;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const float xv = to_f(p.v[k]);
+      // -inf adds nothing (also while m is still -inf, where the fma would read NaN); a NaN propagates
+      s += xv == -INFINITY ? 0.f : exp_shifted(xv, ml);
+    }
   }
   block_merge(m, s);
+  const float ml = m * kLog2e;
   const float inv = 1.f / s;
   for (int64_t i = threadIdx.x; i < nv; i += BLOCK) {
-    Pack<T, V> p = reinterpret_cast<const Pack<T, V>*>(xr)[i];
+    Pack<T, V> p = xr[i];
     Pack<T, V> q;
 #pragma unroll
-    for (int k = 0; k < V; ++k) q.v[k] = from_f<T>(expf(to_f(p.v[k]) - m) * inv);
-    reinterpret_cast<Pack<T, V>*>(yr)[i] = q;
+    for (int k = 0; k < V; ++k) q.v[k] = from_f<T>(exp_shifted(to_f(p.v[k]), ml) * inv);
+    yr[i] = q;
   }
 }
 
@@ -102,6 +184,14 @@ static bool contiguous(const kgate_tensor& t) {
   return true;
 }
 
+template <typename T, int V>
+static void launch_rows(const T* xp, T* yp, int64_t R, int64_t C, cudaStream_t stream) {
+  if (C / V <= (int64_t)BLOCK * ROW_PACKS)
+    softmax_rows_in_registers<T, V, ROW_PACKS><<<(unsigned)R, BLOCK, 0, stream>>>(xp, yp, C);
+  else
+    softmax_two_pass<T, V><<<(unsigned)R, BLOCK, 0, stream>>>(xp, yp, C);
+}
+
 template <typename T>
 static void launch(const kgate_tensor& x, kgate_tensor& y, cudaStream_t stream) {
   const int64_t R = x.shape[0], C = x.shape[1];
@@ -111,9 +201,9 @@ static void launch(const kgate_tensor& x, kgate_tensor& y, cudaStream_t stream) 
   bool vec = C % VEC == 0 && reinterpret_cast<uintptr_t>(xp) % align == 0 &&
              reinterpret_cast<uintptr_t>(yp) % align == 0;
   if (vec)
-    softmax_kernel<T, VEC><<<(unsigned)R, BLOCK, 0, stream>>>(xp, yp, C);
+    launch_rows<T, VEC>(xp, yp, R, C, stream);
   else
-    softmax_kernel<T, 1><<<(unsigned)R, BLOCK, 0, stream>>>(xp, yp, C);
+    launch_rows<T, 1>(xp, yp, R, C, stream);
 }
 
 extern "C" int kgate_run(const kgate_tensor* inputs, int32_t n_inputs, kgate_tensor* outputs,
