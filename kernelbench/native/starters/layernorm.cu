@@ -1,16 +1,24 @@
 // layernorm starter (kgate CUDA candidate): y = (x - mean) / sqrt(var + 1e-5) * w + b per row
-// (biased variance). One block per row; pass 1 accumulates sums of (x - K) and (x - K)^2
-// with K = the row's first element (a shift that keeps the variance from cancelling when
-// the mean is large), pass 2 normalises. f32/f16/bf16, f32 arithmetic.
+// (biased variance). One block per row. A row of up to BLOCK * VEC * ROW_PACKS elements is
+// read once into registers: the block takes the mean, then the sum of squared deviations
+// from it (exact two-pass statistics, no cancellation), then normalises from the registers.
+// A wider row takes two reads: pass 1 accumulates sums of (x - K) and (x - K)^2 with K =
+// the row's first element (a shift that keeps the variance from cancelling when the mean
+// is large), pass 2 normalises. f32/f16/bf16, f32 arithmetic.
 // kgate:tune BLOCK=[128,256,512,1024]
 // kgate:tune VEC=[1,2,4,8]
+// kgate:tune ROW_PACKS=[1,2,4,8]
 #ifndef BLOCK
-#define BLOCK 256
+#define BLOCK 512
 #endif
 #ifndef VEC
-#define VEC 4
+#define VEC 8
+#endif
+#ifndef ROW_PACKS
+#define ROW_PACKS 1
 #endif
 static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+static_assert(ROW_PACKS >= 1 && ROW_PACKS <= 16, "ROW_PACKS must be in [1, 16]");
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -94,6 +102,60 @@ __global__ void __launch_bounds__(BLOCK)
   }
 }
 
+// The row in registers: NP vectors of V elements per thread, read once.
+template <typename T, int V, int NP>
+__global__ void __launch_bounds__(BLOCK)
+    layernorm_rows_in_registers(const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b,
+                                T* __restrict__ y, int64_t C) {
+  const Pack<T, V>* xr = reinterpret_cast<const Pack<T, V>*>(x + blockIdx.x * C);
+  Pack<T, V>* yr = reinterpret_cast<Pack<T, V>*>(y + blockIdx.x * C);
+  const int64_t nv = C / V;
+  Pack<T, V> p[NP];
+  float s1 = 0.f;
+#pragma unroll
+  for (int j = 0; j < NP; ++j) {
+    const int64_t i = threadIdx.x + (int64_t)j * BLOCK;
+    if (i < nv) {
+      p[j] = xr[i];
+#pragma unroll
+      for (int k = 0; k < V; ++k) s1 += to_f(p[j].v[k]);
+    }
+  }
+  const float mean = block_sum(s1) / (float)C;
+  float s2 = 0.f;
+#pragma unroll
+  for (int j = 0; j < NP; ++j)
+    if (threadIdx.x + (int64_t)j * BLOCK < nv) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const float d = to_f(p[j].v[k]) - mean;
+        s2 = fmaf(d, d, s2);
+      }
+    }
+  const float r = rsqrtf(block_sum(s2) / (float)C + 1e-5f);
+#pragma unroll
+  for (int j = 0; j < NP; ++j) {
+    const int64_t i = threadIdx.x + (int64_t)j * BLOCK;
+    if (i < nv) {
+      Pack<T, V> g = reinterpret_cast<const Pack<T, V>*>(w)[i];
+      Pack<T, V> o = reinterpret_cast<const Pack<T, V>*>(b)[i];
+      Pack<T, V> q;
+#pragma unroll
+      for (int k = 0; k < V; ++k)
+        q.v[k] = from_f<T>(fmaf((to_f(p[j].v[k]) - mean) * r, to_f(g.v[k]), to_f(o.v[k])));
+      yr[i] = q;
+    }
+  }
+}
+
+template <typename T, int V>
+static void launch_rows(const T* xp, const T* wp, const T* bp, T* yp, int64_t R, int64_t C, cudaStream_t stream) {
+  if (C / V <= (int64_t)BLOCK * ROW_PACKS)
+    layernorm_rows_in_registers<T, V, ROW_PACKS><<<(unsigned)R, BLOCK, 0, stream>>>(xp, wp, bp, yp, C);
+  else
+    layernorm_kernel<T, V><<<(unsigned)R, BLOCK, 0, stream>>>(xp, wp, bp, yp, C);
+}
+
 template <typename T>
 static void launch(const kgate_tensor* in, kgate_tensor& y, cudaStream_t stream) {
   const int64_t R = in[0].shape[0], C = in[0].shape[1];
@@ -103,9 +165,9 @@ static void launch(const kgate_tensor* in, kgate_tensor& y, cudaStream_t stream)
   T* yp = static_cast<T*>(y.data);
   const size_t a = sizeof(T) * VEC;
   if (C % VEC == 0 && aligned(xp, a) && aligned(wp, a) && aligned(bp, a) && aligned(yp, a))
-    layernorm_kernel<T, VEC><<<(unsigned)R, BLOCK, 0, stream>>>(xp, wp, bp, yp, C);
+    launch_rows<T, VEC>(xp, wp, bp, yp, R, C, stream);
   else
-    layernorm_kernel<T, 1><<<(unsigned)R, BLOCK, 0, stream>>>(xp, wp, bp, yp, C);
+    launch_rows<T, 1>(xp, wp, bp, yp, R, C, stream);
 }
 
 extern "C" int kgate_run(const kgate_tensor* inputs, int32_t n_inputs, kgate_tensor* outputs,
