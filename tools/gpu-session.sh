@@ -11,6 +11,7 @@
 #   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep capture dispatch template aa study timers
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
 #          DISPATCH_AGENT picks its agent kind, default template)
+#   GPU_TARGET names the --gpu target of the suite runs (default: the one kgate detects).
 #   STEP_S_<step>=N caps a step's seconds (defaults below): SIGTERM then, SIGKILL 20 s later,
 #   so the archive is packed before the device call's own limit (keep that 60 s above the
 #   sum of the caps).
@@ -109,7 +110,7 @@ fi
 if has doctor; then
   KGATE_STARTERS_DIR="$root/kernelbench/native/starters" \
     /usr/bin/time -f "doctor wall %e s" timeout -k 20 "$(cap doctor 240)" "$B/kgate" doctor --backend cuda \
-    --gpu h200 --out "$OUT/doctor.json" > "$OUT/doctor.txt" 2>&1
+    ${GPU_TARGET:+--gpu "$GPU_TARGET"} --out "$OUT/doctor.json" > "$OUT/doctor.txt" 2>&1
   stamp "kgate doctor cuda rc=$?"; tail -30 "$OUT/doctor.txt"
 fi
 # The worker sandbox on the GPU runner (docs/sandbox.md): what holds there, the host
@@ -160,14 +161,14 @@ if has kbrun; then
   gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
   multi=(); [[ -z "${CUDA_VISIBLE_DEVICES:-}" && "$gpus" == *,* ]] && multi=(--gpus "$gpus")
   /usr/bin/time -f "run wall %e s" timeout -k 20 "$(cap kbrun 420)" "$B/kgate" run \
-    "$(short_suite kernelbench-gpu)" --gpu h200 "${multi[@]}" --out "$OUT/kbrun" > "$OUT/kbrun.log" 2>&1
+    "$(short_suite kernelbench-gpu)" ${GPU_TARGET:+--gpu "$GPU_TARGET"} "${multi[@]}" --out "$OUT/kbrun" > "$OUT/kbrun.log" 2>&1
   stamp "kgate run kernelbench-gpu rc=$?"; tail -40 "$OUT/kbrun.log"
   ls "$OUT/kbrun"; cat "$OUT/kbrun"/*.md 2>/dev/null | head -60
 fi
 if has smoke; then
   /usr/bin/time -f "run wall %e s" timeout -k 20 "$(cap smoke 300)" "$B/kgate" run \
     "$(SUITE_WALL_S=${SMOKE_WALL_S:-150} MAX_EXPERIMENTS=${SMOKE_EXPERIMENTS:-6} PROBLEM_WALL_S=40 \
-       short_suite gpu-smoke)" --gpu h200 --out "$OUT/smoke" > "$OUT/smoke.log" 2>&1
+       short_suite gpu-smoke)" ${GPU_TARGET:+--gpu "$GPU_TARGET"} --out "$OUT/smoke" > "$OUT/smoke.log" 2>&1
   stamp "kgate run gpu-smoke rc=$?"; tail -30 "$OUT/smoke.log"
   cat "$OUT"/smoke/*/results.tsv "$OUT"/smoke/results*.tsv 2>/dev/null | head -60
   # The native problems against their ops' PyTorch forms (the suite's torch_references).
@@ -187,7 +188,7 @@ if has onerun; then
           PROBLEM_WALL_S=${ONE_WALL_S:-200} PROBLEM_FLOOR_S=60 short_suite gpu-smoke)
   sed -i -e "s/^levels: .*/levels: []\nproblems: [native\/$id]/" -e "s/^id: .*/id: gpu-$id/" "$suite"
   /usr/bin/time -f "run wall %e s" timeout -k 20 "$(cap onerun 300)" "$B/kgate" run "$suite" \
-    --gpu h200 --out "$OUT/onerun-$id" > "$OUT/onerun-$id.log" 2>&1
+    ${GPU_TARGET:+--gpu "$GPU_TARGET"} --out "$OUT/onerun-$id" > "$OUT/onerun-$id.log" 2>&1
   stamp "kgate run $id rc=$?"; tail -30 "$OUT/onerun-$id.log"
   [ -n "$copy" ] && rm -f "$copy"
 fi
@@ -288,13 +289,13 @@ if has aa; then
     for k in $AA_SHARDS; do
       d="$OUT/aa-${k%%/*}"; mkdir -p "$d"; aa_runs+=("$d")
       KGATE_WORKER_TRACE="$d/trace.jsonl" /usr/bin/time -f "aa $k wall %e s" timeout -k 20 "$(cap aa 300)" \
-        "$B/kgate" run "$suite" --gpu h200 --shard "$k" --out "$d" > "$d.log" 2>&1 &
+        "$B/kgate" run "$suite" ${GPU_TARGET:+--gpu "$GPU_TARGET"} --shard "$k" --out "$d" > "$d.log" 2>&1 &
     done
     wait
   else
     mkdir -p "$OUT/aa"; aa_runs=("$OUT/aa")
     KGATE_WORKER_TRACE="$OUT/aa/trace.jsonl" /usr/bin/time -f "aa wall %e s" timeout -k 20 "$(cap aa 300)" \
-      "$B/kgate" run "$suite" --gpu h200 "${shard[@]}" --out "$OUT/aa" > "$OUT/aa.log" 2>&1
+      "$B/kgate" run "$suite" ${GPU_TARGET:+--gpu "$GPU_TARGET"} "${shard[@]}" --out "$OUT/aa" > "$OUT/aa.log" 2>&1
   fi
   stamp "kgate run kernelbench-official-aa done"
   for d in "${aa_runs[@]}"; do grep -E "A/A|error|warn|wall" "$d.log" | tail -8; done
