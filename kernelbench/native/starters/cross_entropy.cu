@@ -62,8 +62,9 @@ __device__ float g_partials[MAX_BLOCKS];
 
 constexpr float kLog2e = 1.4426950408889634f;
 
-// exp(x - m) as one fma and one exp2, with ml = m * log2(e).
-__device__ __forceinline__ float exp_shifted(float x, float ml) { return exp2f(fmaf(x, kLog2e, -ml)); }
+// exp(x - m) as one exp2: the difference first, so a row whose max is large in magnitude
+// (1e30 in the gates' large-value cases) keeps its exponents exact where x is near m.
+__device__ __forceinline__ float exp_shifted(float x, float m) { return exp2f((x - m) * kLog2e); }
 
 // (m, s) stands for s * exp(m): merging two keeps the larger exponent.
 __device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
@@ -125,13 +126,12 @@ __device__ float row_lse_in_registers(const Pack<T, V>* row, int64_t nv) {
     }
   }
   m = block_reduce<MaxOp>(m);
-  const float ml = m * kLog2e;
   float s = 0.f;
 #pragma unroll
   for (int j = 0; j < NP; ++j)
     if (threadIdx.x + (int64_t)j * BLOCK < nv) {
 #pragma unroll
-      for (int k = 0; k < V; ++k) s += exp_shifted(to_f(p[j].v[k]), ml);
+      for (int k = 0; k < V; ++k) s += exp_shifted(to_f(p[j].v[k]), m);
     }
   s = block_reduce<SumOp>(s);
   return m + logf(s);
@@ -150,12 +150,11 @@ __device__ float row_lse_online(const Pack<T, V>* row, int64_t nv) {
       s *= exp2f((m - pm) * kLog2e);
       m = pm;
     }
-    const float ml = m * kLog2e;
-#pragma unroll
+  #pragma unroll
     for (int k = 0; k < V; ++k) {
       const float xv = to_f(p.v[k]);
-      // -inf adds nothing (also while m is still -inf, where the fma would read NaN); a NaN propagates
-      s += xv == -INFINITY ? 0.f : exp_shifted(xv, ml);
+      // -inf adds nothing (also while m is still -inf, where x - m would read NaN); a NaN propagates
+      s += xv == -INFINITY ? 0.f : exp_shifted(xv, m);
     }
   }
   block_merge(m, s);

@@ -41,9 +41,9 @@ template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T v[V]; };
 
 constexpr float kLog2e = 1.4426950408889634f;
 
-// exp(x - m) as one fma and one exp2; ml = m * log2(e), shared by the whole row, so its
-// rounding is a common factor that cancels in the normalisation.
-__device__ __forceinline__ float exp_shifted(float x, float ml) { return exp2f(fmaf(x, kLog2e, -ml)); }
+// exp(x - m) as one exp2: the difference first, so a row whose max is large in magnitude
+// (1e30 in the gates' large-value cases) keeps its exponents exact where x is near m.
+__device__ __forceinline__ float exp_shifted(float x, float m) { return exp2f((x - m) * kLog2e); }
 
 struct MaxOp {
   __device__ static float apply(float a, float b) { return fmaxf(a, b); }
@@ -91,14 +91,13 @@ __global__ void __launch_bounds__(BLOCK) softmax_rows_in_registers(const T* __re
     }
   }
   m = block_reduce<MaxOp>(m);
-  const float ml = m * kLog2e;
   float s = 0.f;
 #pragma unroll
   for (int j = 0; j < NP; ++j) {
     if (threadIdx.x + (int64_t)j * BLOCK < nv) {
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        v[j][k] = exp_shifted(v[j][k], ml);
+        v[j][k] = exp_shifted(v[j][k], m);
         s += v[j][k];
       }
     }
@@ -155,22 +154,20 @@ __global__ void __launch_bounds__(BLOCK) softmax_two_pass(const T* __restrict__ 
       s *= exp2f((m - pm) * kLog2e);
       m = pm;
     }
-    const float ml = m * kLog2e;
-#pragma unroll
+  #pragma unroll
     for (int k = 0; k < V; ++k) {
       const float xv = to_f(p.v[k]);
-      // -inf adds nothing (also while m is still -inf, where the fma would read NaN); a NaN propagates
-      s += xv == -INFINITY ? 0.f : exp_shifted(xv, ml);
+      // -inf adds nothing (also while m is still -inf, where x - m would read NaN); a NaN propagates
+      s += xv == -INFINITY ? 0.f : exp_shifted(xv, m);
     }
   }
   block_merge(m, s);
-  const float ml = m * kLog2e;
   const float inv = 1.f / s;
   for (int64_t i = threadIdx.x; i < nv; i += BLOCK) {
     Pack<T, V> p = xr[i];
     Pack<T, V> q;
 #pragma unroll
-    for (int k = 0; k < V; ++k) q.v[k] = from_f<T>(exp_shifted(to_f(p.v[k]), ml) * inv);
+    for (int k = 0; k < V; ++k) q.v[k] = from_f<T>(exp_shifted(to_f(p.v[k]), m) * inv);
     yr[i] = q;
   }
 }
