@@ -1619,7 +1619,8 @@ class Worker:
                         """FRESH_ROUNDS rounds on new contents: {slot: [us]}, None when
                         an audited round's outputs differed (audit_failure says how)."""
                         nonlocal current, keep
-                        fresh_us: dict = {"candidate": [], "baseline": []}
+                        fresh_us: dict = {"candidate": [], "candidate_seen": [],
+                                          "baseline": []}
                         for r in range(audit.FRESH_ROUNDS):
                             current = names[0]
                             fresh = self.draw_inputs(int.from_bytes(os.urandom(8), "little"),
@@ -1633,13 +1634,18 @@ class Worker:
                             # a baseline call first settles whatever the pause changed
                             # (clocks, caches) and is not counted; then the candidate's
                             # first call on these contents (its cache, if any, has not
-                            # seen them) and the baseline's, in turn first and second
-                            order = (("baseline", "candidate", "baseline") if r % 2 == 0
-                                     else ("baseline", "baseline", "candidate"))
+                            # seen them) and at once its second (now seen: the control,
+                            # timed the same way), and the baseline's, in turn before and
+                            # after the candidate's pair. The audit keeps the first call's
+                            # outputs.
+                            order = (("baseline", "candidate", "candidate_seen", "baseline")
+                                     if r % 2 == 0 else
+                                     ("baseline", "baseline", "candidate", "candidate_seen"))
                             for i, s in enumerate(order):
-                                current = s
-                                keep = i > 0 and not graphs  # one output held at a time
-                                us = measure(s, targets[0])
+                                slot = "candidate" if s == "candidate_seen" else s
+                                current = slot
+                                keep = i > 0 and s != "candidate_seen" and not graphs
+                                us = measure(slot, targets[0])
                                 if i > 0:
                                     fresh_us[s].append(us)
                             if not audited(f"fresh round {r}"):
