@@ -78,6 +78,23 @@ TEST(PerformanceGate, BelowRooflineDoesLessWork) {
   EXPECT_NEAR(ok.timing.pct_roofline, 200.0 / 180.0, 0.02);
 }
 
+// A floor the baseline itself runs below was computed from a bandwidth measured low (a
+// loaded host): it judges nothing, and says so, while a candidate below a floor the
+// baseline respects still fails.
+TEST(PerformanceGate, AFloorTheBaselineRunsBelowIsNotApplied) {
+  config::GateThresholds t;  // slack 0.8
+  // 2 MB at 10 GB/s = 200 us floor; the baseline moved them in 46 us
+  auto j = judge_performance(timed(45, 46, 2e6), "c", t, 10, 30);
+  EXPECT_EQ(j.gate.status, GateStatus::kPass) << j.gate.reason;
+  bool said = false;
+  for (const CaseRow& row : j.gate.rows)
+    said = said || row.detail.find("not applied: the baseline itself ran at") != std::string::npos;
+  EXPECT_TRUE(said);
+  auto cheat = judge_performance(timed(45, 400, 2e6), "c", t, 10, 30);
+  EXPECT_EQ(cheat.gate.status, GateStatus::kFail);
+  EXPECT_NE(cheat.gate.reason.find("does less work than the problem requires"), std::string::npos);
+}
+
 TEST(PerformanceGate, SideStreamWorkIsRejected) {
   config::GateThresholds t;
   auto r = timed(50, 100);
