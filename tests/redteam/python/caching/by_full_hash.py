@@ -4,7 +4,7 @@
 # after the first two is a cache hit at a fraction of the GEMM's cost.
 # The timing's rounds on freshly drawn contents (written into the same buffers) miss the
 # cache and take the GEMM's time.
-# expect: performance | - | faster on inputs it has seen before
+# expect: performance | - | faster on inputs it has seen before || does less work than the problem requires
 # On the H200 the small GEMM takes microseconds and the fingerprint (two reductions read
 # back to the host) costs more: the cache is no cheaper than honest work there, its
 # outputs are right, and it passes unless the fresh rounds happen to show it.
