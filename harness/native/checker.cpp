@@ -101,6 +101,12 @@ std::vector<unsigned char> poison_pattern(DType d) {
   return {};
 }
 
+std::size_t tensor_bytes(const kgate_tensor& t) {
+  std::size_t n = 1;
+  for (int32_t i = 0; i < t.ndim; ++i) n *= static_cast<std::size_t>(t.shape[i]);
+  return n * dtype_size(static_cast<DType>(static_cast<int>(t.dtype)));
+}
+
 namespace {
 
 // One chunk's share of compare_output; merged in chunk order, so the result does not

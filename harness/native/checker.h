@@ -47,6 +47,9 @@ kgate_tensor describe(const ops::HostTensor& t, void* data);
 // was never written. Floats: a quiet NaN with a distinctive payload; integers: a sentinel.
 std::vector<unsigned char> poison_pattern(DType d);
 
+// The bytes `t` spans (contiguous: its elements times its dtype's size).
+std::size_t tensor_bytes(const kgate_tensor& t);
+
 // Every element of `got` against `want` (same shape). See docs/runner.md for the rules.
 protocol::OutputError compare_output(const std::string& name, const ops::HostTensor& got,
                                      const ops::HostTensor& want, double atol, double rtol);

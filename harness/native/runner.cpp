@@ -419,11 +419,6 @@ std::string compare_slots(Backend& b, const std::vector<TimedCall>& calls, std::
   return "";
 }
 
-std::size_t tensor_bytes(const kgate_tensor& t) {
-  std::size_t n = 1;
-  for (int32_t i = 0; i < t.ndim; ++i) n *= static_cast<std::size_t>(t.shape[i]);
-  return n * dtype_size(static_cast<DType>(static_cast<int>(t.dtype)));
-}
 
 // Every slot's outputs of input set `set` filled with the poison pattern of their dtype.
 void poison_outputs(Backend& b, std::vector<TimedCall>& calls, std::size_t set) {

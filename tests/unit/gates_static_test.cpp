@@ -34,20 +34,21 @@ TEST(Lint, FindsEachForbiddenConstructWithItsLine) {
       "  cudaDeviceReset(); cudaSetDevice(1); cuStreamCreate(0, 0);\n"    // 12
       "}\n";
   auto f = lint_candidate(src);
-  std::vector<std::string> want = {"<thread>", "cudaStreamCreate", "std::thread", "std::async",
+  // A stream of the candidate's own is no finding: joined before return it is correct
+  // (tests/redteam/native_cuda/unusual_own_stream_joined.cu); work left on it is caught
+  // while timed (side-stream detection, the graph-replay audit).
+  std::vector<std::string> want = {"<thread>", "std::thread", "std::async",
                                    "pthread_create(", "fork(", "execvp(", "system(", "popen(",
                                    "fopen(", "std::ofstream", "std::ifstream", "open(", "socket(",
-                                   "connect(", "cudaDeviceReset", "cudaSetDevice", "cuStreamCreate"};
+                                   "connect(", "cudaDeviceReset", "cudaSetDevice"};
   EXPECT_EQ(tokens(f), want);
   ASSERT_FALSE(f.empty());
   EXPECT_EQ(f[0].line, 1);
   EXPECT_EQ(f[0].rule, "threads");
-  EXPECT_EQ(f[1].line, 3);
-  EXPECT_EQ(f[1].column, 19);
-  EXPECT_EQ(f[1].rule, "streams");
-  EXPECT_EQ(f[2].line, 4);
+  EXPECT_EQ(f[1].line, 4);
+  EXPECT_EQ(f[1].rule, "threads");
   EXPECT_EQ(f.back().line, 12);
-  EXPECT_NE(f[2].str().find("line 4:3: std::thread: "), std::string::npos) << f[2].str();
+  EXPECT_NE(f[1].str().find("line 4:3: std::thread: "), std::string::npos) << f[1].str();
 }
 
 TEST(Lint, IgnoresCommentsStringsAndLookalikes) {

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "native/checker.h"
 #include "native/cuda/cuda_check.h"
 #include "native/cuda/nvml_clock.h"
 #include "native/stopping_rule.h"
@@ -227,6 +228,32 @@ std::string capture(Slot& s, int batch, CUstream stream) {
   return "";
 }
 
+// The audit of the graph replays: every slot's outputs of the sets its graph covers
+// poisoned, each graph replayed once, then those sets audited. The sampling rounds' audit
+// sees a replay's outputs only where the replay wrote them; a candidate whose captured work
+// differs from its plain calls (a no-op while the stream is captured, work launched on a
+// stream of its own, which capture does not record) leaves an earlier plain call's correct
+// outputs in place there, and passed every gate at 3-4x. False on a failure.
+bool audit_graph_replays(std::vector<Slot>& slots, std::size_t covered, CUstream stream, RoundAudit& audit) {
+  for (Slot& s : slots)
+    for (std::size_t set = 0; set < covered; ++set)
+      for (const kgate_tensor& t : s.call->output_sets[set % s.call->output_sets.size()]) {
+        const std::vector<unsigned char> one = poison_pattern(static_cast<DType>(static_cast<int>(t.dtype)));
+        const std::size_t bytes = tensor_bytes(t);
+        if (one.empty() || bytes == 0) continue;
+        std::vector<unsigned char> fill(bytes);
+        for (std::size_t i = 0; i < bytes; ++i) fill[i] = one[i % one.size()];
+        KGATE_CU_CHECK(cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(t.data), fill.data(), bytes));
+      }
+  for (Slot& s : slots) KGATE_CU_CHECK(cuGraphLaunch(s.exec, stream));
+  KGATE_CU_CHECK(cuStreamSynchronize(stream));
+  sync_context();
+  for (std::size_t set = 0; set < covered; ++set)
+    if (!audit.audit_now(set, "a CUDA-graph replay, outputs poisoned first (input set " + std::to_string(set) + ")"))
+      return false;
+  return true;
+}
+
 void check_calls(const std::vector<TimedCall>& calls, const protocol::TimeParams& p) {
   if (calls.empty()) throw InfraError("time: no calls to time");
   for (const TimedCall& c : calls) {
@@ -328,6 +355,8 @@ protocol::TimeResult CudaTimer::time(std::vector<TimedCall>& calls,
     }
     result.stop_reason = stop_reason_name(why);
 
+    if (audit != nullptr && use_graph && audit->failure().empty())
+      audit_graph_replays(slots, std::min<std::size_t>(static_cast<std::size_t>(batch), n_sets), dev_.stream, *audit);
     if (audit != nullptr) audit->finish(n_sets);
   } catch (const SlotFailed& f) {
     // What was sampled before stays in the answer; no verdict is drawn from it.

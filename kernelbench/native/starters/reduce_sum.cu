@@ -1,6 +1,6 @@
 // reduce_sum starter (kgate CUDA candidate): y[r] = sum_c x[r, c]. One block per row,
 // vector loads issued ROW_PACKS at a time before any is added (bytes in flight are what a
-// reduction's bandwidth needs), warp-shuffle block reduction in a fixed order (bitwise
+// reduction's bandwidth needs), one running sum per vector lane, warp-shuffle block reduction in a fixed order (bitwise
 // deterministic). f32/f16/bf16 in and out, f32 accumulation.
 // kgate:tune BLOCK=[128,256,512,1024]
 // kgate:tune VEC=[1,2,4,8]
@@ -67,7 +67,7 @@ template <typename T, int V, int NP>
 __global__ void __launch_bounds__(BLOCK) reduce_sum_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t C) {
   const Pack<T, V>* xr = reinterpret_cast<const Pack<T, V>*>(x + blockIdx.x * C);
   const int64_t nv = C / V;
-  float acc = 0.f;
+  float part[V] = {};  // one running sum per vector lane: V independent chains, each 1/V as long
   for (int64_t base = threadIdx.x; base < nv; base += (int64_t)BLOCK * NP) {
     Pack<T, V> p[NP];
 #pragma unroll
@@ -77,9 +77,12 @@ __global__ void __launch_bounds__(BLOCK) reduce_sum_kernel(const T* __restrict__
     for (int j = 0; j < NP; ++j)
       if (base + (int64_t)j * BLOCK < nv) {
 #pragma unroll
-        for (int k = 0; k < V; ++k) acc += to_f(p[j].v[k]);
+        for (int k = 0; k < V; ++k) part[k] += to_f(p[j].v[k]);
       }
   }
+  float acc = 0.f;
+#pragma unroll
+  for (int k = 0; k < V; ++k) acc += part[k];
   acc = block_sum(acc);
   if (threadIdx.x == 0) y[blockIdx.x] = from_f<T>(acc);
 }

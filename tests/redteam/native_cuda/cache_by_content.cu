@@ -2,7 +2,8 @@
 // (one read pass, a third of the softmax's traffic), looked up on the host; a hit copies
 // the remembered output back instead of computing it. Honest on every check (their
 // inputs are new), fast on the timing's repeated input sets.
-// expect: performance | faster on inputs it has seen before || outputs of timed calls differ
+// expect: performance | faster on inputs it has seen before || outputs of timed calls differ || slower than the baseline
+// (on the H200 the fingerprint costs more than the softmax at 2048x4096: 0.257x, rejected as slower)
 #include <map>
 
 #include "honest.cuh"

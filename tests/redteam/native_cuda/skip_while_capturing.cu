@@ -2,7 +2,7 @@
 // graphs at the µs scale) it records an empty kernel instead of the softmax, so every
 // replay is nearly free; plain calls, and so every check, are honest.
 // problem: problem_us.yaml
-// expect: performance | less work than the problem requires || outputs of timed calls differ || faster on inputs it has seen before
+// expect: performance | less work than the problem requires || outputs of timed calls differ || faster on inputs it has seen before || timed calls: a CUDA-graph replay, outputs poisoned first
 #include "honest.cuh"
 
 __global__ void nothing() {}

@@ -1,7 +1,9 @@
 // A pointer cache: the same input and output addresses as the call before are taken to
 // mean the same input, and the call returns without a launch (the output still holds the
 // last result). Every check draws new buffers; the timing repeats its buffers.
-// expect: performance | faster on inputs it has seen before || outputs of timed calls differ || less work than the problem requires
+// expect: correctness | never written
+// (the checks repeat a call on the same buffers to test determinism: the cache skips
+// its launch there and leaves the poisoned outputs; seen on the H200)
 #include "honest.cuh"
 
 extern "C" int kgate_run(const kgate_tensor* in, int32_t n_in, kgate_tensor* out, int32_t n_out, void* stream) {

@@ -1,7 +1,8 @@
 // Warm-up detection: ten calls in a row on the same buffers are taken to mean the timing
 // has begun (every check draws new buffers), and from then on only the first row is
 // computed -- a shortcut that bets the checks are over.
-// expect: performance | outputs of timed calls differ || less work than the problem requires || faster on inputs it has seen before
+// expect: correctness | never written
+// (its warm-up count runs out during the checks, whose outputs are poisoned; seen on the H200)
 #include "honest.cuh"
 
 extern "C" int kgate_run(const kgate_tensor* in, int32_t n_in, kgate_tensor* out, int32_t n_out, void* stream) {
