@@ -636,7 +636,7 @@ Json Runner::do_time(const Json& p) {
     }
     const ops::Tolerance tol = audit_tolerance(*dtype, tp.dims);
     audit.emplace([&, base, tol](std::size_t set) { return compare_slots(b, calls, base, set, staging, out_decls, tol); },
-                  unpredictable_seed());
+                  [&](std::size_t set) { poison_outputs(b, calls, set); }, unpredictable_seed());
   }
   protocol::TimeResult r = b.time(calls, tp, audit ? &*audit : nullptr);
   if (audit) {

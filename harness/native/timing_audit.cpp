@@ -7,7 +7,8 @@
 
 namespace kgate::native {
 
-RoundAudit::RoundAudit(Compare compare, uint64_t seed) : compare_(std::move(compare)), rng_(seed) {}
+RoundAudit::RoundAudit(Compare compare, Poison poison, uint64_t seed)
+    : compare_(std::move(compare)), poison_(std::move(poison)), rng_(seed) {}
 
 bool RoundAudit::compare_set(std::size_t set, const std::string& what) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -41,9 +42,11 @@ bool RoundAudit::finish(std::size_t n_sets) {
   return failure_.empty();
 }
 
-bool RoundAudit::audit_now(std::size_t set, const std::string& what) {
+bool RoundAudit::audit_now(std::size_t set, const std::string& what, const std::string& meaning) {
   if (!failure_.empty()) return false;
-  return compare_set(set, what);
+  if (compare_set(set, what)) return true;
+  if (!meaning.empty()) failure_ += "; " + meaning;
+  return false;
 }
 
 void RoundAudit::fail(const std::string& what) {

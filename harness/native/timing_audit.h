@@ -26,6 +26,9 @@ class RoundAudit {
   // the sampling rounds' outputs instead would make such a candidate compute exactly on
   // the audited rounds.
   using Compare = std::function<std::string(std::size_t set)>;
+  // Fills every slot's outputs of input set `set` with the poison pattern of their dtype
+  // (the runner's poison_outputs), for a round whose skipped work must show.
+  using Poison = std::function<void(std::size_t set)>;
 
   // Rounds always audited at the start, the least audited in all (more at the end when
   // sampling stopped early), and the share of the sampling time the audit may take.
@@ -33,7 +36,7 @@ class RoundAudit {
   static constexpr int kMinAudited = 8;
   static constexpr double kTimeShare = 0.25;
 
-  RoundAudit(Compare compare, uint64_t seed);
+  RoundAudit(Compare compare, Poison poison, uint64_t seed);
 
   // After a sampling round on `set` that took `round_us` (the slots' calls, flushes
   // included), outside its timed windows: compares when the round is drawn (always the
@@ -43,8 +46,11 @@ class RoundAudit {
   // After sampling: audits the sets' last outputs until kMinAudited rounds were audited
   // (each set at most once). False on a failure.
   bool finish(std::size_t n_sets);
-  // One comparison outside the schedule (a round on fresh contents). False on a failure.
-  bool audit_now(std::size_t set, const std::string& what);
+  // One comparison outside the schedule (a round on fresh contents). False on a failure;
+  // `meaning`, when given, is appended to the failure (what such a difference tells).
+  bool audit_now(std::size_t set, const std::string& what, const std::string& meaning = "");
+  // Poisons every slot's outputs of `set` (the Poison callback).
+  void poison(std::size_t set) const { poison_(set); }
   // A failure found around the comparisons (a slot failing in an untimed audit round);
   // the first failure stands.
   void fail(const std::string& what);
@@ -58,6 +64,7 @@ class RoundAudit {
   bool compare_set(std::size_t set, const std::string& what);
 
   Compare compare_;
+  Poison poison_;
   core::Rng rng_;
   int rounds_ = 0;
   int audited_ = 0;

@@ -33,10 +33,10 @@ TEST(ResultCacheRule, ACostPerCallOnNewContentsIsNotACacheButACacheBeyondItIs) {
 
 TEST(RoundAudit, TheFirstRoundsAreAlwaysComparedAndAFailureStopsSampling) {
   std::vector<std::size_t> seen;
-  RoundAudit a([&](std::size_t set) { seen.push_back(set); return std::string(); }, 1);
+  RoundAudit a([&](std::size_t set) { seen.push_back(set); return std::string(); }, {}, 1);
   for (std::size_t r = 0; r < RoundAudit::kFirstRounds; ++r) EXPECT_TRUE(a.after_round(r % 2, 10.0));
   EXPECT_EQ(seen, (std::vector<std::size_t>{0, 1, 0, 1}));
-  RoundAudit b([&](std::size_t set) { return set == 1 ? std::string("differs") : std::string(); }, 1);
+  RoundAudit b([&](std::size_t set) { return set == 1 ? std::string("differs") : std::string(); }, {}, 1);
   EXPECT_TRUE(b.after_round(0, 10.0));
   EXPECT_FALSE(b.after_round(1, 10.0));
   EXPECT_FALSE(b.after_round(0, 10.0));  // stays failed
@@ -45,6 +45,21 @@ TEST(RoundAudit, TheFirstRoundsAreAlwaysComparedAndAFailureStopsSampling) {
   b.fill(r);
   EXPECT_EQ(r.audited, 2);
   EXPECT_EQ(r.audit_failure, b.failure());
+}
+
+TEST(RoundAudit, AnOutOfScheduleFailureCarriesItsMeaningAndPoisonCallsBack) {
+  std::vector<std::size_t> poisoned;
+  RoundAudit a([&](std::size_t set) { return set == 1 ? std::string("unwritten") : std::string(); },
+               [&](std::size_t set) { poisoned.push_back(set); }, 1);
+  a.poison(0);
+  a.poison(1);
+  EXPECT_EQ(poisoned, (std::vector<std::size_t>{0, 1}));
+  EXPECT_TRUE(a.audit_now(0, "a replay (set 0)", "what it means"));
+  EXPECT_EQ(a.failure(), "");
+  EXPECT_FALSE(a.audit_now(1, "a replay (set 1)", "what it means"));
+  EXPECT_EQ(a.failure(), "a replay (set 1): unwritten; what it means");
+  EXPECT_FALSE(a.audit_now(0, "later"));  // the first failure stands
+  EXPECT_EQ(a.failure(), "a replay (set 1): unwritten; what it means");
 }
 
 TEST(RoundAudit, AnExpensiveComparisonIsDrawnRarelyButNeverBelowOneIn32) {
@@ -56,16 +71,16 @@ TEST(RoundAudit, AnExpensiveComparisonIsDrawnRarelyButNeverBelowOneIn32) {
     volatile double x = 0;
     for (int i = 0; i < 200000; ++i) x = x + i;
     return std::string();
-  }, 7);
+  }, {}, 7);
   for (int r = 0; r < 3200; ++r) a.after_round(0, 1.0);
   EXPECT_GT(compared, RoundAudit::kFirstRounds + 50);
   EXPECT_LT(compared, RoundAudit::kFirstRounds + 200);
   // Sampling that stopped early still ends with kMinAudited comparisons (one per set).
-  RoundAudit b([&](std::size_t) { return std::string(); }, 7);
+  RoundAudit b([&](std::size_t) { return std::string(); }, {}, 7);
   b.after_round(0, 1.0);
   EXPECT_TRUE(b.finish(3));
   EXPECT_EQ(b.audited(), 4);
-  RoundAudit c([&](std::size_t) { return std::string(); }, 7);
+  RoundAudit c([&](std::size_t) { return std::string(); }, {}, 7);
   for (int r = 0; r < 4; ++r) c.after_round(r % 2, 1.0);
   EXPECT_TRUE(c.finish(20));
   EXPECT_EQ(c.audited(), RoundAudit::kMinAudited);

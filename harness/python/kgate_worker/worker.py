@@ -1619,8 +1619,7 @@ class Worker:
                         """FRESH_ROUNDS rounds on new contents: {slot: [us]}, None when
                         an audited round's outputs differed (audit_failure says how)."""
                         nonlocal current, keep
-                        fresh_us: dict = {"candidate": [], "candidate_seen": [],
-                                          "baseline": []}
+                        fresh_us: dict = {"candidate": [], "candidate_seen": []}
                         for r in range(audit.FRESH_ROUNDS):
                             current = names[0]
                             fresh = self.draw_inputs(int.from_bytes(os.urandom(8), "little"),
@@ -1646,7 +1645,7 @@ class Worker:
                                 current = slot
                                 keep = i > 0 and s != "candidate_seen" and not graphs
                                 us = measure(slot, targets[0])
-                                if i > 0:
+                                if s in fresh_us:
                                     fresh_us[s].append(us)
                             if not audited(f"fresh round {r}"):
                                 return None

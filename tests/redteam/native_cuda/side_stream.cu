@@ -1,6 +1,6 @@
 // The whole softmax on a stream of its own, never joined with the stream it was given;
 // only an empty kernel goes there. Event timing on the given stream sees almost nothing.
-// expect: performance | pending outside the timed stream || outputs of timed calls differ
+// expect: performance | pending outside the timed stream || outputs of timed calls differ || a stream the capture does not record
 #include "honest.cuh"
 
 __global__ void nothing() {}
