@@ -268,12 +268,12 @@ struct Evaluator::Impl {
     const std::string source = std::move(read.bytes);
 
     // Python candidates are linted by the Python worker (it knows the problem's reference op).
-    auto findings = kernelbench() ? std::vector<LintFinding>{} : lint_candidate(source);
+    auto findings = kernelbench() ? std::vector<LintFinding>{} : lint_candidate_file(cand, source);
     for (const auto& f : findings) g.rows.push_back({"lint " + f.rule, false, f.str(), 0, 0});
     if (!findings.empty()) {
       g.status = GateStatus::kFail;
       g.failed_case = "lint " + findings.front().rule;
-      g.reason = "static: " + cand + ":" + findings.front().str() +
+      g.reason = "static: " + cand + (findings.front().file.empty() ? ":" : ": ") + findings.front().str() +
                  (findings.size() > 1 ? " (+" + std::to_string(findings.size() - 1) + " more)" : "");
       return g;
     }

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <set>
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/includes.h"
 
 namespace kgate::gates {
 namespace {
@@ -29,6 +31,11 @@ constexpr Rule kThreads{"threads", "candidates must not start threads or process
 constexpr Rule kProcesses{"processes", "candidates must not run other programs"};
 constexpr Rule kFileIo{"file-io", "candidates must not read or write files or sockets"};
 constexpr Rule kDevice{"device", "candidates must not reset or switch the device"};
+// The lint reads the files a candidate includes by name (lint_candidate_file); these forms
+// would hide what is compiled from it.
+constexpr Rule kComputedInclude{"include", "a computed #include (a macro) hides the file it names from the lint"};
+constexpr Rule kUnfollowedInclude{"include", "#include_next and #import are not followed by the lint: include by name"};
+constexpr Rule kClimbingInclude{"include", "an #include <...> with '..' reaches outside the include path"};
 
 // Calls: the name followed by "(". The last component of a qualified name counts, so
 // `std::system(` and `::open(` match too.
@@ -60,7 +67,7 @@ const Rule* name_rule(std::string_view qualified, std::string_view last) {
 }  // namespace
 
 std::string LintFinding::str() const {
-  return "line " + std::to_string(line) + ":" + std::to_string(column) + ": " + token + ": " + message;
+  return (file.empty() ? "" : file + " (included), ") + "line " + std::to_string(line) + ":" + std::to_string(column) + ": " + token + ": " + message;
 }
 
 std::string strip_comments_and_strings(std::string_view src) {
@@ -135,7 +142,7 @@ std::vector<LintFinding> lint_candidate(std::string_view source) {
     auto it = std::upper_bound(line_start.begin(), line_start.end(), pos);
     int line = static_cast<int>(it - line_start.begin());
     int col = static_cast<int>(pos - line_start[static_cast<std::size_t>(line - 1)]) + 1;
-    found.push_back({line, col, std::string(r.rule), std::move(token), std::string(r.message)});
+    found.push_back({"", line, col, std::string(r.rule), std::move(token), std::string(r.message)});
   };
 
   // #include <thread> (the header itself: nothing in it is usable by a candidate).
@@ -148,6 +155,15 @@ std::vector<LintFinding> lint_candidate(std::string_view source) {
       if (!std::isspace(static_cast<unsigned char>(c))) compact += c;
     if (compact.starts_with("#include<thread>") || compact.starts_with("#include<future>")) {
       add(b + line.find('#'), kThreads, compact.substr(std::string("#include").size()));
+    } else if (compact.starts_with("#include_next") || compact.starts_with("#import")) {
+      add(b + line.find('#'), kUnfollowedInclude, compact.substr(0, compact.find_first_of("\"<", 1)));
+    } else if (compact.starts_with("#include")) {
+      // Strings are blanked: a quoted name leaves nothing after the directive here.
+      const std::string rest = compact.substr(std::string("#include").size());
+      if (rest.starts_with("<") && rest.find("..") != std::string::npos)
+        add(b + line.find('#'), kClimbingInclude, "#include" + rest);
+      else if (!rest.empty() && !rest.starts_with("<"))
+        add(b + line.find('#'), kComputedInclude, "#include " + rest);
     }
   }
 
@@ -187,6 +203,24 @@ std::vector<LintFinding> lint_candidate(std::string_view source) {
   std::stable_sort(found.begin(), found.end(), [](const LintFinding& a, const LintFinding& b) {
     return a.line != b.line ? a.line < b.line : a.column < b.column;
   });
+  return found;
+}
+
+std::vector<LintFinding> lint_candidate_file(const std::string& path, std::string_view source) {
+  namespace fs = std::filesystem;
+  std::vector<LintFinding> found = lint_candidate(source);
+  const fs::path dir = fs::path(path).parent_path();
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(dir.empty() ? fs::path(".") : dir, ec);
+  for (const core::IncludedFile& f : core::local_include_files(dir.string(), std::string(source))) {
+    // Named relative to the candidate's directory when it is beneath it, else in full.
+    const fs::path rel = fs::path(f.path).lexically_relative(base);
+    const std::string shown = rel.empty() || *rel.begin() == ".." ? f.path : rel.string();
+    for (LintFinding x : lint_candidate(f.content)) {
+      x.file = shown;
+      found.push_back(std::move(x));
+    }
+  }
   return found;
 }
 

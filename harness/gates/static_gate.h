@@ -12,21 +12,27 @@ namespace kgate::gates {
 
 // One rule broken at one place in the candidate.
 struct LintFinding {
+  std::string file;  // "" for the candidate, else the included file the finding is in
   int line = 0;     // 1-based
   int column = 0;   // 1-based
   std::string rule;     // "threads", "processes", "file-io", "device"
   std::string token;    // what matched: "std::thread", "fopen"
   std::string message;  // why it is forbidden
-  std::string str() const;  // "line 12:5: std::thread: candidates must not start threads"
+  // "line 12:5: std::thread: candidates must not start threads"; in an included file
+  // "helper.h (included), line 3:1: ..."
+  std::string str() const;
 };
 
 // The source with comments, string and character literals blanked to spaces (newlines
 // kept), so a rule never fires on a comment or a message and line/column stay true.
 std::string strip_comments_and_strings(std::string_view source);
 
-// Every forbidden construct in a native candidate (streams, threads, processes, file or
-// socket I/O, device resets), in source order.
+// Every forbidden construct in a native candidate's source (threads, processes, file or
+// socket I/O, device resets, includes the lint cannot follow), in source order.
 std::vector<LintFinding> lint_candidate(std::string_view source);
+// The candidate at `path` and every file it pulls in from beside itself
+// (core::local_include_files): a rule broken in an included file is the candidate's.
+std::vector<LintFinding> lint_candidate_file(const std::string& path, std::string_view source);
 
 // The workspace around the candidate is snapshotted by core::snapshot_workspace
 // (core/workspace.h); the gate's own part is how a change is worded.

@@ -7,11 +7,9 @@
 
 namespace kgate::native {
 
-// The files `text` (which lives in `dir`) includes with #include "name" that resolve
-// relative to the including file, recursively and each once, as "path\0content\0" in the
-// order they are first reached. Names that do not resolve there (the ABI header, system
-// headers written with quotes) are left out: the compiler finds them on its include path,
-// and the callers key the ABI header themselves. Bounded (64 files, 16 MiB).
+// The files `text` (which lives in `dir`) pulls in from beside itself
+// (core::local_include_files), as "path\0content\0" in the order they are first reached.
+// The callers key the ABI header themselves.
 std::string local_includes(const std::string& dir, const std::string& text);
 
 }  // namespace kgate::native

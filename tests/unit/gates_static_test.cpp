@@ -99,6 +99,55 @@ TEST(Lint, FixtureCandidates) {
   EXPECT_EQ(f[0].rule, "threads");
 }
 
+TEST(Lint, IncludedFilesAreLintedAndUnfollowableIncludesAreFindings) {
+  const fs::path dir = fs::temp_directory_path() / ("kgate_lint_inc_" + std::to_string(::getpid()));
+  const fs::path outside = fs::temp_directory_path() / ("kgate_lint_out_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::remove_all(outside);
+  fs::create_directories(dir / "sub");
+  fs::create_directories(outside);
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(dir / "sub" / "hidden.inc", "#include \"deeper.inc\"\nvoid h() {\n  std::thread t([]{});\n}\n");
+  write(dir / "sub" / "deeper.inc", "int d = 0;\nvoid g() { system(\"x\"); }\n");
+  write(outside / "far.h", "void far() { fopen(\"x\", \"r\"); }\n");
+  const std::string cand = (dir / "kernel.cpp").string();
+  const std::string src = "#include \"kgate/kernel.h\"\n#include <vector>\n#include \"sub/hidden.inc\"\n"
+                          "#include \"" + (outside / "far.h").string() + "\"\nint k;\n";
+  auto f = lint_candidate_file(cand, src);
+  ASSERT_EQ(f.size(), 3u);
+  // Files in the order the walk reaches them, each named beneath the candidate's directory
+  // when it is there, else in full.
+  EXPECT_EQ(f[0].file, "sub/hidden.inc");
+  EXPECT_EQ(f[0].token, "std::thread");
+  EXPECT_EQ(f[0].line, 3);
+  EXPECT_EQ(f[0].str(), "sub/hidden.inc (included), line 3:3: std::thread: candidates must not start threads or processes");
+  EXPECT_EQ(f[1].file, "sub/deeper.inc");
+  EXPECT_EQ(f[1].token, "system(");
+  EXPECT_EQ(f[2].file, fs::weakly_canonical(outside / "far.h").string());
+  EXPECT_EQ(f[2].token, "fopen(");
+  // The candidate's own findings come first, with no file.
+  auto own = lint_candidate_file(cand, "void k() { fork(); }\n#include \"sub/deeper.inc\"\n");
+  ASSERT_EQ(own.size(), 2u);
+  EXPECT_EQ(own[0].file, "");
+  EXPECT_EQ(own[0].token, "fork(");
+  EXPECT_EQ(own[1].file, "sub/deeper.inc");
+
+  // Forms the walk cannot follow are findings of their own.
+  auto g = lint_candidate("#define HIDE \"x.h\"\n#include HIDE\n#include_next <y.h>\n#import \"z.h\"\n"
+                          "#include <../../tmp/w.h>\n#include <cmath>\n#include \"ok.h\"\n"
+                          "// #include MACRO_IN_A_COMMENT\n");
+  ASSERT_EQ(g.size(), 4u) << g.front().str();
+  for (const auto& x : g) EXPECT_EQ(x.rule, "include") << x.str();
+  EXPECT_EQ(g[0].line, 2);
+  EXPECT_EQ(g[0].token, "#include HIDE");
+  EXPECT_EQ(g[1].line, 3);
+  EXPECT_EQ(g[2].line, 4);
+  EXPECT_EQ(g[3].line, 5);
+  EXPECT_EQ(g[3].token, "#include<../../tmp/w.h>");
+  fs::remove_all(dir);
+  fs::remove_all(outside);
+}
+
 class WorkspaceTest : public ::testing::Test {
  protected:
   void SetUp() override {
