@@ -76,7 +76,7 @@ export KGATE_NATIVE_BIN="$B/kgate-native"
 if has tests; then
   # The one GPU test runner (scripts/gpu-check.sh), on the carried bundle or this build tree.
   if [ "$prebuilt" = 1 ]; then tests_from="$root/.devcarry"; else tests_from="$B"; fi
-  OUT="$OUT/gpu-check" KGATE_PREBUILT="$tests_from" timeout -k 20 "$(cap tests 240)" \
+  OUT="$OUT/gpu-check" KGATE_PREBUILT="$tests_from" timeout -k 20 "$(cap tests 300)" \
     bash scripts/gpu-check.sh > "$OUT/gpu-tests.log" 2>&1
   stamp "gpu tests rc=$?"; tail -25 "$OUT/gpu-tests.log"
 fi
