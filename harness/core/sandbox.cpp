@@ -5,6 +5,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +97,15 @@ int probe_landlock(std::string* note) {
   return 0;
 }
 
+// Whether the running kernel's release is at least major.minor.
+bool kernel_at_least(int major, int minor) {
+  struct utsname u {};
+  if (::uname(&u) != 0) return false;
+  int a = 0, b = 0;
+  if (std::sscanf(u.release, "%d.%d", &a, &b) != 2) return false;
+  return a > major || (a == major && b >= minor);
+}
+
 // Whether a child can get a network namespace (a forked child tries; nothing else is
 // touched).
 bool probe_net_namespace(std::string* note) {
@@ -147,6 +157,7 @@ const SandboxSupport& sandbox_support() {
     SandboxSupport s;
     s.landlock_abi = probe_landlock(&s.landlock_note);
     s.net_namespace = probe_net_namespace(&s.net_note);
+    s.tasks_per_namespace = kernel_at_least(5, 14);
     return s;
   }();
   return support;
@@ -241,6 +252,12 @@ std::string describe(const Sandbox& s) {
   d += s.scope_signals && sup.landlock_abi >= 6 ? "only inside the sandbox" : "not scoped";
   d += "; limits: nofile " + std::to_string(s.max_open_files) + (s.core_dumps ? "" : ", core 0");
   if (s.max_address_space > 0) d += ", address space " + std::to_string(s.max_address_space >> 20) + " MiB";
+  if (s.max_tasks > 0) {
+    if (::geteuid() == 0) d += ", tasks not capped (root)";
+    else if (!s.isolate_network || !sup.net_namespace) d += ", tasks not capped (no user namespace)";
+    else if (!sup.tasks_per_namespace) d += ", tasks not capped (Linux < 5.14 counts every process of the user)";
+    else d += ", tasks " + std::to_string(s.max_tasks);
+  }
   d += "; environment: secrets removed";
   return d;
 }
@@ -259,16 +276,19 @@ SandboxPlan prepare_sandbox(const Sandbox& s) {
     if (sup.net_namespace) {
       p.unshare_net = true;
       p.unshare_user = ::geteuid() != 0;
-      std::snprintf(p.uid_map, sizeof p.uid_map, "%u %u 1\n", ::geteuid(), ::geteuid());
-      std::snprintf(p.gid_map, sizeof p.gid_map, "%u %u 1\n", ::getegid(), ::getegid());
     } else if (sup.landlock_abi >= 4) {
       net_by_landlock = true;
     } else if (s.strict) {
       refuse("the network cannot be isolated: " + sup.net_note);
     }
   }
+  if (p.unshare_user) {
+    std::snprintf(p.uid_map, sizeof p.uid_map, "%u %u 1\n", ::geteuid(), ::geteuid());
+    std::snprintf(p.gid_map, sizeof p.gid_map, "%u %u 1\n", ::getegid(), ::getegid());
+  }
   // Limits.
   p.no_core = !s.core_dumps;
+  if (p.unshare_user && sup.tasks_per_namespace) p.nproc = s.max_tasks;
   struct rlimit cur {};
   if (s.max_open_files > 0 && ::getrlimit(RLIMIT_NOFILE, &cur) == 0)
     p.nofile = std::min<std::uint64_t>(s.max_open_files, cur.rlim_max);
@@ -349,8 +369,8 @@ void release(SandboxPlan& plan) {
 int apply_in_child(const SandboxPlan& plan, int* stage) {
   if (!plan.active) return 0;
   *stage = 1;
-  if (plan.unshare_net) {
-    const int flags = plan.unshare_user ? (CLONE_NEWUSER | CLONE_NEWNET) : CLONE_NEWNET;
+  if (plan.unshare_net || plan.unshare_user) {
+    const int flags = (plan.unshare_user ? CLONE_NEWUSER : 0) | (plan.unshare_net ? CLONE_NEWNET : 0);
     if (::unshare(flags) != 0) return errno;
     if (plan.unshare_user) {
       // Map the user to itself: files keep their owners, the process its identity.
@@ -375,6 +395,12 @@ int apply_in_child(const SandboxPlan& plan, int* stage) {
   if (plan.as_bytes > 0) {
     struct rlimit r {plan.as_bytes, plan.as_bytes};
     if (::setrlimit(RLIMIT_AS, &r) != 0) return errno;
+  }
+  if (plan.nproc > 0) {
+    // Counted in the namespace entered above: this process and what it starts, not the
+    // user's other processes.
+    struct rlimit r {plan.nproc, plan.nproc};
+    if (::setrlimit(RLIMIT_NPROC, &r) != 0) return errno;
   }
   *stage = 3;
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;

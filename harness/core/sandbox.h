@@ -11,7 +11,10 @@
 //   - signals: none to processes outside the sandbox (Landlock scope, >= 6.12): the
 //     candidate cannot stop or kill kgate;
 //   - limits: no core dumps, a cap on open files, optionally on address space (host
-//     workers: a huge allocation fails in the candidate instead of swapping the runner);
+//     workers: a huge allocation fails in the candidate instead of swapping the runner),
+//     and on tasks (processes and threads: a fork bomb stops at the cap) where the worker
+//     has a user namespace of its own (not root; RLIMIT_NPROC counts per namespace from
+//     Linux 5.14; root's tasks are never limited);
 //   - environment: secrets removed (names that look like keys or tokens, and every name
 //     registered with hide_from_children(): the http agent's API key).
 // What the kernel cannot do here is skipped and said (describe()); KGATE_SANDBOX=strict
@@ -39,6 +42,12 @@ struct Sandbox {
   std::uint64_t max_open_files = 4096;  // RLIMIT_NOFILE (never raised above the current)
   std::uint64_t max_address_space = 0;  // RLIMIT_AS in bytes, 0 = no cap (CUDA maps huge ranges)
   bool core_dumps = false;              // RLIMIT_CORE 0 unless true
+  // RLIMIT_NPROC: tasks (processes and threads) the worker and everything it starts may
+  // have at once. Applied only inside a user namespace of the worker's own (kgate not
+  // root), where the kernel counts that namespace's tasks alone (Linux >= 5.14); outside
+  // one it would count every process of the user. The kernel never limits root's tasks,
+  // in a user namespace mapped to root either. 0 = no cap.
+  std::uint64_t max_tasks = 4096;
   bool strict = false;                  // a wall the kernel cannot build: refuse to start
 
   bool operator==(const Sandbox&) const = default;
@@ -48,6 +57,7 @@ struct Sandbox {
 struct SandboxSupport {
   int landlock_abi = 0;      // 0: no Landlock (why in landlock_note)
   bool net_namespace = false;  // unshare(CLONE_NEWNET), with a user namespace when not root
+  bool tasks_per_namespace = false;  // Linux >= 5.14: RLIMIT_NPROC counts per user namespace
   std::string landlock_note;
   std::string net_note;
 };
@@ -107,6 +117,7 @@ struct SandboxPlan {
   char gid_map[64] = {0};
   std::uint64_t nofile = 0;
   std::uint64_t as_bytes = 0;
+  std::uint64_t nproc = 0;  // RLIMIT_NPROC, set inside the new user namespace
   bool no_core = true;
 };
 // Throws InfraError when `s.strict` and a wall cannot be built, or when the ruleset

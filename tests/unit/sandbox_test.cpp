@@ -6,12 +6,15 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <grp.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -196,6 +199,65 @@ TEST(Sandbox, LimitsApply) {
   Sandbox capped = on();
   capped.max_address_space = 64ull << 20;
   EXPECT_EQ(sh("ulimit -v", capped).out, "65536\n");
+}
+
+// The task cap holds where kgate is not root: the worker's own user namespace, where the
+// kernel counts its tasks alone. Run as a user with no other processes (nobody) in a
+// forked child of the test, the sandbox applied there as core::spawn applies it.
+TEST(Sandbox, TasksAreCappedInTheWorkersOwnUserNamespace) {
+  const auto& sup = core::sandbox_support();
+  if (!sup.tasks_per_namespace) GTEST_SKIP() << "Linux < 5.14";
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    auto say = [&](const std::string& text) {
+      (void)!::write(fds[1], text.data(), text.size());
+      ::_exit(0);
+    };
+    if (::geteuid() == 0 && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0))
+      say("skip: cannot become nobody");
+    ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);  // as a process started as nobody is: its /proc/self its own
+    Sandbox sb = on();
+    sb.max_tasks = 12;
+    core::SandboxPlan plan;
+    try {
+      plan = core::prepare_sandbox(sb);
+    } catch (const std::exception& e) {
+      say(std::string("skip: ") + e.what());
+    }
+    if (!plan.unshare_user) say("skip: no user namespace here");
+    int stage = 0;
+    if (const int e = core::apply_in_child(plan, &stage); e != 0)
+      say(std::string("skip: ") + core::sandbox_stage_name(stage) + ": " + std::strerror(e));
+    int forked = 0;
+    for (int i = 0; i < 30; ++i) {
+      const pid_t c = ::fork();
+      if (c == 0) {
+        ::sleep(2);
+        ::_exit(0);
+      }
+      if (c > 0) ++forked;
+    }
+    while (::wait(nullptr) > 0) {
+    }
+    say("forked " + std::to_string(forked));
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[256];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  if (out.rfind("skip: ", 0) == 0) GTEST_SKIP() << out;
+  // Itself and 11 children: the 12 tasks the cap allows.
+  EXPECT_EQ(out, "forked 11");
+  EXPECT_NE(core::describe(on()).find(::geteuid() == 0 ? ", tasks not capped (root)" : ", tasks 4096"),
+            std::string::npos)
+      << core::describe(on());
 }
 
 TEST(Sandbox, NoSignalsOutside) {
