@@ -408,6 +408,16 @@ ExitCode cmd_run(const RunOptions& o) {
   std::set<std::string> targets;
   for (const auto& it : plan.items)
     if (it.gpu.backend.empty() || it.gpu.backend == backend) targets.insert(it.gpu.id);
+  if (targets.empty() && !plan.items.empty()) {
+    // Every target is another backend's: selecting none of them would plan each problem
+    // once per target.
+    std::set<std::string> theirs;
+    for (const auto& it : plan.items) theirs.insert(it.gpu.id + " (" + it.gpu.backend + ")");
+    std::string list;
+    for (const auto& t : theirs) list += (list.empty() ? "" : ", ") + t;
+    throw UsageError(o.suite + ": suite '" + suite.id + "' has no GPU target for backend " + backend +
+                     " (its targets: " + list + "); run it with the backend of one of them");
+  }
   std::string gpu = o.gpu;
   if (gpu.empty()) {
     if (targets.size() > 1) gpu = detect_target(o.suite, plan, targets, backend);

@@ -45,6 +45,18 @@ grep -q "targets several GPUs for backend host (elsewhere, elsewhere2); this mac
   "$T/none.log" || fail "none: message"
 grep -q "targets several GPUs for backend host (anyhost, host); this machine's device (.*) matches several of them equally (anyhost, host); choose one with --gpu" \
   "$T/tie.log" || fail "tie: message"
+# A backend none of the suite's targets has: a usage error naming them, not a plan with
+# every problem once per target ("appears twice in the plan").
+cp "$KGATE_SOURCE_DIR/configs/gpus/h200.yaml" "$KGATE_SOURCE_DIR/configs/gpus/h100-sxm.yaml" "$R/configs/gpus/"
+suite cudaonly 'h200, h100-sxm'
+sed -i 's/^backend: .*/backend: cuda/' "$R/suites/cudaonly.yaml"
+rc=0
+"$KGATE_BIN" run "$R/suites/cudaonly.yaml" --backend host --out "$T/cudaonly" > "$T/cudaonly.log" 2>&1 || rc=$?
+cat "$T/cudaonly.log"
+[ "$rc" = 2 ] || fail "cudaonly: exit $rc, not 2"
+grep -q "suite 'cudaonly' has no GPU target for backend host (its targets: h100-sxm (cuda), h200 (cuda))" \
+  "$T/cudaonly.log" || fail "cudaonly: message"
+! grep -q "appears twice" "$T/cudaonly.log" || fail "cudaonly: the plan doubled its problems"
 # --gpu still decides without asking the device.
 rc=0; "$KGATE_BIN" run "$R/suites/none.yaml" --gpu elsewhere --out "$T/given" --seed 7 --max-experiments 1 \
   > "$T/given.log" 2>&1 || rc=$?
