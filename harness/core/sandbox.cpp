@@ -106,6 +106,15 @@ bool kernel_at_least(int major, int minor) {
   return a > major || (a == major && b >= minor);
 }
 
+// "" when the task cap of `s` holds here (the worker gets a user namespace of its own and
+// the kernel counts tasks per namespace), else why not.
+std::string tasks_uncapped_why(const Sandbox& s, const SandboxSupport& sup) {
+  if (::geteuid() == 0) return "root";
+  if (!s.isolate_network || !sup.net_namespace) return "no user namespace";
+  if (!sup.tasks_per_namespace) return "Linux < 5.14 counts every process of the user";
+  return "";
+}
+
 // Whether a child can get a network namespace (a forked child tries; nothing else is
 // touched).
 bool probe_net_namespace(std::string* note) {
@@ -253,10 +262,8 @@ std::string describe(const Sandbox& s) {
   d += "; limits: nofile " + std::to_string(s.max_open_files) + (s.core_dumps ? "" : ", core 0");
   if (s.max_address_space > 0) d += ", address space " + std::to_string(s.max_address_space >> 20) + " MiB";
   if (s.max_tasks > 0) {
-    if (::geteuid() == 0) d += ", tasks not capped (root)";
-    else if (!s.isolate_network || !sup.net_namespace) d += ", tasks not capped (no user namespace)";
-    else if (!sup.tasks_per_namespace) d += ", tasks not capped (Linux < 5.14 counts every process of the user)";
-    else d += ", tasks " + std::to_string(s.max_tasks);
+    const std::string why = tasks_uncapped_why(s, sup);
+    d += why.empty() ? ", tasks " + std::to_string(s.max_tasks) : ", tasks not capped (" + why + ")";
   }
   d += "; environment: secrets removed";
   return d;
@@ -276,19 +283,17 @@ SandboxPlan prepare_sandbox(const Sandbox& s) {
     if (sup.net_namespace) {
       p.unshare_net = true;
       p.unshare_user = ::geteuid() != 0;
+      std::snprintf(p.uid_map, sizeof p.uid_map, "%u %u 1\n", ::geteuid(), ::geteuid());
+      std::snprintf(p.gid_map, sizeof p.gid_map, "%u %u 1\n", ::getegid(), ::getegid());
     } else if (sup.landlock_abi >= 4) {
       net_by_landlock = true;
     } else if (s.strict) {
       refuse("the network cannot be isolated: " + sup.net_note);
     }
   }
-  if (p.unshare_user) {
-    std::snprintf(p.uid_map, sizeof p.uid_map, "%u %u 1\n", ::geteuid(), ::geteuid());
-    std::snprintf(p.gid_map, sizeof p.gid_map, "%u %u 1\n", ::getegid(), ::getegid());
-  }
   // Limits.
   p.no_core = !s.core_dumps;
-  if (p.unshare_user && sup.tasks_per_namespace) p.nproc = s.max_tasks;
+  if (tasks_uncapped_why(s, sup).empty()) p.nproc = s.max_tasks;
   struct rlimit cur {};
   if (s.max_open_files > 0 && ::getrlimit(RLIMIT_NOFILE, &cur) == 0)
     p.nofile = std::min<std::uint64_t>(s.max_open_files, cur.rlim_max);
@@ -369,8 +374,8 @@ void release(SandboxPlan& plan) {
 int apply_in_child(const SandboxPlan& plan, int* stage) {
   if (!plan.active) return 0;
   *stage = 1;
-  if (plan.unshare_net || plan.unshare_user) {
-    const int flags = (plan.unshare_user ? CLONE_NEWUSER : 0) | (plan.unshare_net ? CLONE_NEWNET : 0);
+  if (plan.unshare_net) {
+    const int flags = plan.unshare_user ? (CLONE_NEWUSER | CLONE_NEWNET) : CLONE_NEWNET;
     if (::unshare(flags) != 0) return errno;
     if (plan.unshare_user) {
       // Map the user to itself: files keep their owners, the process its identity.

@@ -15,7 +15,7 @@ struct LintFinding {
   std::string file;  // "" for the candidate, else the included file the finding is in
   int line = 0;     // 1-based
   int column = 0;   // 1-based
-  std::string rule;     // "threads", "processes", "file-io", "device"
+  std::string rule;     // "threads", "processes", "file-io", "device", "include"
   std::string token;    // what matched: "std::thread", "fopen"
   std::string message;  // why it is forbidden
   // "line 12:5: std::thread: candidates must not start threads"; in an included file
