@@ -433,6 +433,7 @@ struct Evaluator::Impl {
     tp.target_rse = opt.measurement.target_rse;
     tp.flush_l2 = opt.measurement.flush_l2;
     tp.warmup_s = std::min(0.05, opt.measurement.min_time_s / 4);
+    tp.exclude_launch = opt.native_candidate;
     return tp;
   }
 

@@ -228,11 +228,17 @@ struct TimeParams {
   int input_sets = 2;
   bool cuda_graph = true;  // allowed to batch µs-scale calls into a graph
   int pin_cpu = -1;        // host: pin the timing thread to this CPU (-1 = no pinning)
+  // Python worker on CUDA: the GPU is held busy before each start event until the host
+  // has issued the call, so a sample is the call's device time without the host's cost
+  // of issuing it (a native library's reference columns: the library is called through
+  // ctypes there, its PyTorch forms through Python dispatch; kgate-native times the same
+  // library with a C++ launch).
+  bool exclude_launch = false;
 };
 KGATE_WIRE_PARAMS(TimeParams, slots, dims, dtype, seed, warmup_s,
                                                 min_time_s, max_time_s, min_samples, max_samples,
                                                 target_rse, flush_l2, input_sets, cuda_graph,
-                                                pin_cpu)
+                                                pin_cpu, exclude_launch)
 
 struct TimeResult {
   std::map<std::string, std::vector<double>> samples_us;

@@ -256,6 +256,10 @@ def test_time_interleaved_and_converging(relu_worker):
     r = relu_worker.ok("time", slots=["baseline"], warmup_s=0, min_time_s=0.1,
                        max_time_s=0.2, min_samples=10 ** 9, max_samples=10 ** 9)
     assert r["stop_reason"] == "max_time"
+    # exclude_launch is a CUDA timer's: on the CPU it is accepted and changes nothing
+    r = relu_worker.ok("time", slots=["baseline"], warmup_s=0, min_time_s=0,
+                       max_time_s=5, min_samples=3, max_samples=3, exclude_launch=True)
+    assert r["timer"] == "perf_counter" and "host issue" not in r["timer_note"], r
 
 
 def test_time_exception(relu_worker):

@@ -438,6 +438,54 @@ def test_cuda_graph_batch_size():
     assert ct.graph_batch(1e-9) <= ct.GRAPH_BATCH_MAX
 
 
+def test_lead_covers_twice_the_slowest_issue_within_bounds():
+    from kgate_worker import cuda_timing as ct
+    assert ct.lead_us([]) == ct.LEAD_FLOOR_US
+    assert ct.lead_us([3.0, 8.0]) == ct.LEAD_FLOOR_US
+    assert ct.lead_us([30.0, 45.0, 12.0]) == 90.0
+    assert ct.lead_us([1e6]) == ct.LEAD_MAX_US
+    assert ct.lead_cycles(100.0) == 200_000  # at the fastest SM clock assumed, 2 GHz
+
+
+def _fake_sampler(ct, start_fired):
+    """A Sampler whose CUDA calls are recorded: what it issues, in order."""
+    s = ct.Sampler.__new__(ct.Sampler)
+    s.issued = []
+    s.flush, s.device, s.start, s.end = None, None, "start", "end"
+    s.idle_sync_us, s.hits, s.checked, s.waits_us = 1.0, {}, {}, {}
+    s.lead_us, s.lead_short = 0.0, 0
+    s._sleep = lambda cycles: s.issued.append(("sleep", cycles))
+    s._record = lambda e: s.issued.append(("record", e))
+    s._query = lambda e: start_fired[0]
+    s._wait_end = lambda e: None
+    s._elapsed_ms = lambda a, b: 0.1
+    s._synchronize = lambda d: None
+    return s
+
+
+def test_a_lead_precedes_the_start_event_and_doubles_when_the_host_was_late():
+    from kgate_worker import cuda_timing as ct
+    fired = [False]
+    s = _fake_sampler(ct, fired)
+    assert s.sample("a", lambda: s.issued.append("call")) == 100.0
+    assert s.issued == [("record", "start"), "call", ("record", "end")]  # no lead by default
+    s.issued.clear()
+    s.set_lead(30.0)
+    s.sample("a", lambda: s.issued.append("call"))
+    assert s.issued == [("sleep", ct.lead_cycles(30.0)), ("record", "start"), "call",
+                        ("record", "end")]
+    assert s.lead_us == 30.0 and s.lead_short == 0  # the start had not fired: covered
+    fired[0] = True  # the GPU reached the start event before the host issued the call
+    s.sample("a", lambda: None)
+    assert s.lead_short == 1 and s.lead_us == 60.0
+    for _ in range(20):
+        s.sample("a", lambda: None)
+    assert s.lead_us == ct.LEAD_MAX_US
+    s._sleep = None  # a torch without torch.cuda._sleep: no lead
+    s.set_lead(30.0)
+    assert s.lead_us == 0.0
+
+
 def test_side_stream_flag_needs_a_quarter_and_three():
     from kgate_worker import cuda_timing as ct
     assert not ct.side_flagged(0, 100)

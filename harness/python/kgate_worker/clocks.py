@@ -34,7 +34,7 @@ TIME_NAMES = ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "t
 TORCH_NAMES = ("cuda", "cuda.Event", "cuda.Event.__new__", "cuda.Event.record",
                "cuda.Event.synchronize", "cuda.Event.elapsed_time", "cuda.Event.query",
                "cuda.Event.wait", "cuda.synchronize", "cuda.current_stream", "cuda.Stream",
-               "cuda.stream", "cuda.CUDAGraph", "cuda.CUDAGraph.replay", "cuda.graph",
+               "cuda.stream", "cuda._sleep", "cuda.CUDAGraph", "cuda.CUDAGraph.replay", "cuda.graph",
                "_C._cuda_synchronize", "_C._CUDAGraph.replay", "Event")
 TRITON_NAMES = ("testing", "testing.do_bench")
 SYS_MODULES = ("time", "torch", "torch.cuda", "triton", "triton.testing")

@@ -22,12 +22,29 @@ GRAPH_BELOW_US = 20.0          # calls faster than this are timed in CUDA-graph 
 GRAPH_BATCH_TARGET_US = 200.0  # a batch lasts about this long
 GRAPH_BATCH_MAX = 1000
 CAPTURE_WARMUP_CALLS = 3       # calls on a side stream before capture (lazy init, autotune)
+# Excluding the host's cost of issuing a call (`exclude_launch`): the GPU spins this long
+# before each start event, so the call is queued before the start event fires.
+LEAD_FLOOR_US = 20.0
+LEAD_MAX_US = 5000.0
+# torch.cuda._sleep counts SM clock cycles; no data-center GPU's SM clock runs faster
+# than this, and a slower clock only makes the lead longer.
+LEAD_CLOCK_HZ = 2.0e9
 
 
 def graph_batch(probe_us: float) -> int:
     """Calls per graph replay for a call that takes about `probe_us` µs."""
     n = math.ceil(GRAPH_BATCH_TARGET_US / max(probe_us, 0.5))
     return max(2, min(GRAPH_BATCH_MAX, n))
+
+
+def lead_us(issue_us: Sequence[float]) -> float:
+    """The lead for calls whose host issue times (µs, the call returned without
+    synchronizing) were `issue_us`: twice the slowest, at least LEAD_FLOOR_US."""
+    return min(LEAD_MAX_US, max(LEAD_FLOOR_US, 2.0 * max(issue_us, default=0.0)))
+
+
+def lead_cycles(us: float) -> int:
+    return round(us * 1e-6 * LEAD_CLOCK_HZ)
 
 
 def side_threshold_us(idle_sync_us: float, sample_us: float) -> float:
@@ -69,15 +86,35 @@ class Sampler:
             idle.append((clocks.perf_counter() - t0) * 1e6)
         self.idle_sync_us = statistics.median(idle)
         self.waits_us: dict[str, list] = {}
+        # the lead (set_lead): 0 times the host's issue of each call with it
+        self.lead_us = 0.0
+        self.lead_short = 0
+        try:
+            self._sleep = clocks.original("torch.cuda._sleep")
+        except KeyError:  # a torch build without it: no lead, as before
+            self._sleep = None
+        self._query = clocks.original("torch.cuda.Event.query")
+
+    def set_lead(self, us: float) -> None:
+        """Hold the GPU `us` µs before each start event (0: no lead)."""
+        self.lead_us = min(LEAD_MAX_US, us) if self._sleep is not None else 0.0
 
     def sample(self, slot: str, fn: Callable[[], Any], batch: int = 1) -> float:
-        """µs per call of one sample: flush, start event, fn(), end event."""
+        """µs per call of one sample: flush, [lead,] start event, fn(), end event. With a
+        lead, a start event that had already fired when the call was issued means the GPU
+        waited for the host: the lead doubles for the next samples (`lead_short` counts
+        such samples)."""
         if self.flush is not None:
             self.flush_value ^= 0x5A
             self.flush.fill_(self.flush_value)
+        if self.lead_us > 0:
+            self._sleep(lead_cycles(self.lead_us))
         self._record(self.start)
         fn()
         self._record(self.end)
+        if self.lead_us > 0 and self._query(self.start):
+            self.lead_short += 1
+            self.set_lead(2 * self.lead_us)
         self._wait_end(self.end)
         sample_us = self._elapsed_ms(self.start, self.end) * 1e3
         t0 = clocks.perf_counter()

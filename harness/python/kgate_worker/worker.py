@@ -1438,6 +1438,7 @@ class Worker:
         flush_l2 = param(params, "flush_l2", "bool", True)
         input_sets = param(params, "input_sets", "int", 2)
         cuda_graph = param(params, "cuda_graph", "bool", True)
+        exclude_launch = param(params, "exclude_launch", "bool", False)
         param(params, "pin_cpu", "int", -1)
         if input_sets < 1 or max_samples < 1:
             raise bad_request("input_sets and max_samples must be >= 1")
@@ -1447,10 +1448,11 @@ class Worker:
         with torch.no_grad():
             return self._time(p, chosen, dt, seed, warmup_s, min_time_s, max_time_s,
                               max(1, min_samples), max_samples, target_rse, flush_l2,
-                              input_sets, cuda_graph)
+                              input_sets, cuda_graph, exclude_launch)
 
     def _time(self, p, chosen, dt, seed, warmup_s, min_time_s, max_time_s, min_samples,
-              max_samples, target_rse, flush_l2, input_sets, cuda_graph) -> dict:
+              max_samples, target_rse, flush_l2, input_sets, cuda_graph,
+              exclude_launch=False) -> dict:
         from . import cuda_timing
         from .stats import median, rse_of_median
         names = list(chosen)
@@ -1550,6 +1552,18 @@ class Worker:
                 k += 1
                 if clocks.perf_counter() - t_start >= warmup_s:
                     break
+            if sampler is not None and exclude_launch:
+                # the host's cost of issuing each slot's call (returned, not synchronized)
+                issue = []
+                for s in names:
+                    current = s
+                    for i in range(5):
+                        t0 = clocks.perf_counter()
+                        models[s](*sets[i % input_sets])
+                        issue.append((clocks.perf_counter() - t0) * 1e6)
+                        self.sync()
+                sampler.set_lead(cuda_timing.lead_us(issue))
+                clocks.verify("after the slots' issue-time probe")
             if sampler is not None and cuda_graph:
                 probe = float("inf")
                 for s in names:
@@ -1660,6 +1674,12 @@ class Worker:
                                 samples, first, second)
                             res["audit_note"] = "; ".join(
                                 x for x in (res["audit_note"], note) if x)
+            if sampler is not None and sampler.lead_us > 0:
+                res["timer_note"] = "; ".join(x for x in (res["timer_note"], (
+                    f"host issue excluded: the GPU held {sampler.lead_us:.0f} us before "
+                    f"each start event" + (f" (lead doubled after {sampler.lead_short} "
+                                           f"samples the host had not issued in time)"
+                                           if sampler.lead_short else ""))) if x)
             if sampler is not None:
                 res["side_stream_work"] = sampler.side_stream_work()
                 if res["side_stream_work"]:
