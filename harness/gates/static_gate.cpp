@@ -14,14 +14,6 @@ namespace {
 
 bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-// True when the ' at src[i] continues a numeric literal (1'000, 0xFF'FF), i.e. the run of
-// literal characters before it starts with a digit. u8'a' and L'a' start with a letter.
-bool in_number(std::string_view src, std::size_t i) {
-  std::size_t b = i;
-  while (b > 0 && (is_ident_char(src[b - 1]) || src[b - 1] == '\'' || src[b - 1] == '.')) --b;
-  return b < i && std::isdigit(static_cast<unsigned char>(src[b]));
-}
-
 struct Rule {
   std::string_view rule;
   std::string_view message;
@@ -70,66 +62,7 @@ std::string LintFinding::str() const {
   return (file.empty() ? "" : file + " (included), ") + "line " + std::to_string(line) + ":" + std::to_string(column) + ": " + token + ": " + message;
 }
 
-std::string strip_comments_and_strings(std::string_view src) {
-  std::string out(src);
-  const std::size_t n = src.size();
-  auto blank = [&](std::size_t i) {
-    if (out[i] != '\n') out[i] = ' ';
-  };
-  std::size_t i = 0;
-  while (i < n) {
-    char c = src[i];
-    if (c == '/' && i + 1 < n && src[i + 1] == '/') {
-      // Line comment; a backslash-newline continues it.
-      while (i < n && src[i] != '\n') {
-        if (src[i] == '\\' && i + 1 < n && src[i + 1] == '\n') {
-          blank(i);
-          i += 2;
-          continue;
-        }
-        blank(i++);
-      }
-      continue;
-    }
-    if (c == '/' && i + 1 < n && src[i + 1] == '*') {
-      blank(i++);
-      blank(i++);
-      while (i < n && !(src[i] == '*' && i + 1 < n && src[i + 1] == '/')) blank(i++);
-      if (i < n) {
-        blank(i++);
-        blank(i++);
-      }
-      continue;
-    }
-    if (c == 'R' && i + 1 < n && src[i + 1] == '"' && (i == 0 || !is_ident_char(src[i - 1]) ||
-                                                       src[i - 1] == 'u' || src[i - 1] == 'U' ||
-                                                       src[i - 1] == 'L' || src[i - 1] == '8')) {
-      // Raw string R"delim( ... )delim".
-      std::size_t open = src.find('(', i + 2);
-      if (open != std::string_view::npos) {
-        std::string close = ")" + std::string(src.substr(i + 2, open - i - 2)) + "\"";
-        std::size_t end = src.find(close, open + 1);
-        std::size_t stop = end == std::string_view::npos ? n : end + close.size();
-        for (std::size_t k = i + 1; k < stop; ++k) blank(k);
-        i = stop;
-        continue;
-      }
-    }
-    if (c == '"' || (c == '\'' && !in_number(src, i))) {
-      // String or character literal (a ' inside a number is a digit separator).
-      const char quote = c;
-      blank(i++);
-      while (i < n && src[i] != quote && src[i] != '\n') {
-        if (src[i] == '\\' && i + 1 < n) blank(i++);
-        blank(i++);
-      }
-      if (i < n && src[i] == quote) blank(i++);
-      continue;
-    }
-    ++i;
-  }
-  return out;
-}
+std::string strip_comments_and_strings(std::string_view src) { return core::blank_comments(src, true); }
 
 std::vector<LintFinding> lint_candidate(std::string_view source) {
   const std::string s = strip_comments_and_strings(source);

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/includes.h"
+
 namespace kgate::gates {
 namespace {
 
@@ -131,6 +133,16 @@ TEST(Lint, IncludedFilesAreLintedAndUnfollowableIncludesAreFindings) {
   EXPECT_EQ(own[0].file, "");
   EXPECT_EQ(own[0].token, "fork(");
   EXPECT_EQ(own[1].file, "sub/deeper.inc");
+  // An #include the compiler never sees (commented out, by line or block) is not followed
+  // and its file not linted; a "//" inside a string literal is not a comment.
+  auto quiet = lint_candidate_file(cand, "// #include \"sub/hidden.inc\"\n/* old:\n#include \"sub/deeper.inc\"\n*/\n"
+                                         "const char* u = \"http://x\";\nint k;\n");
+  EXPECT_TRUE(quiet.empty()) << quiet.front().str();
+  auto after = lint_candidate_file(cand, "const char* u = \"a//b\"; /* x */ \n#include \"sub/deeper.inc\"\n");
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].file, "sub/deeper.inc");
+  EXPECT_EQ(core::blank_comments("a /* b */ \"c//d\" // e\nf", false), "a         \"c//d\"     \nf");
+  EXPECT_EQ(core::blank_comments("a /* b */ \"c//d\" // e\nf", true), "a                    \nf");
 
   // Forms the walk cannot follow are findings of their own.
   auto g = lint_candidate("#define HIDE \"x.h\"\n#include HIDE\n#include_next <y.h>\n#import \"z.h\"\n"
