@@ -8,7 +8,7 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep capture dispatch template aa study timers
+#   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep capture dispatch template aa study timers nativeslot
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
 #          DISPATCH_AGENT picks its agent kind, default template)
 #   GPU_TARGET names the --gpu target of the suite runs (default: the one kgate detects).
@@ -314,6 +314,13 @@ if has study; then
     --classes "${STUDY_CLASSES:-500us,5ms}" --trials "${TRIALS:-100}" \
     --out "$OUT/measure_study.json" 2>&1 | tee "$OUT/measure_study.txt"
   stamp "measure study done"
+fi
+if has nativeslot; then
+  # The native slot of the Python worker against its PyTorch forms, timed as the worker
+  # does and with exclude_launch (tools/native_slot_study.py; docs/measurement.md).
+  timeout -k 20 "$(cap nativeslot 240)" python3 tools/native_slot_study.py --rounds "${SLOT_ROUNDS:-60}" \
+    --json "$OUT/native-slot.json" > "$OUT/native-slot.txt" 2>&1
+  stamp "native slot study rc=$?"; cat "$OUT/native-slot.txt" | tail -60
 fi
 if has timers; then
   TIMER_CLASSES="${TIMER_CLASSES:-500us,5ms}" REPEATS="${REPEATS:-10}" \
