@@ -8,9 +8,11 @@
 #include <cstring>
 #include <random>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -49,9 +51,12 @@ extern "C" void on_signal(int sig) {
 // The search's view of the gates, over the real Evaluator (one kgate-native worker).
 class GatesEvaluator : public search::CandidateEvaluator {
  public:
-  GatesEvaluator(config::NativeProblem problem, gates::EvalOptions options, std::vector<std::string> torch_modes = {})
+  // torch_modes: the suite's torch_references, when it gives them (nullopt: not given).
+  GatesEvaluator(config::NativeProblem problem, gates::EvalOptions options,
+                 std::optional<std::vector<std::string>> torch_modes = std::nullopt)
       : baseline_is_compile_(problem.baseline_is_default_compile()),
-        torch_modes_(std::move(torch_modes)),
+        torch_modes_(torch_modes.value_or(std::vector<std::string>{})),
+        kernelbench_modes_given_(torch_modes.has_value()),
         eval_(std::move(problem), std::move(options)) {}
   gates::CandidateVerdict evaluate(const std::string& candidate, const search::Point& defines,
                                    const std::string& baseline) override {
@@ -97,6 +102,14 @@ class GatesEvaluator : public search::CandidateEvaluator {
     if (!baseline_is_compile_) modes.push_back("compile");
     // Dispatch-aware results are also set beside Inductor's own extra search.
     if (eval_.compiled()) modes.push_back("compile-max-autotune");
+    // A suite that gives torch_references narrows these to the modes it lists.
+    if (kernelbench_modes_given_)
+      modes.erase(std::remove_if(modes.begin(), modes.end(),
+                                 [&](const std::string& mo) {
+                                   return std::find(torch_modes_.begin(), torch_modes_.end(), mo) == torch_modes_.end();
+                                 }),
+                  modes.end());
+    if (modes.empty()) return out;
     // One fresh worker for them all; the run obeys a stop between them (search::finalize
     // records nothing then).
     for (auto& [mode, rt] : eval_.remeasure_references(candidate, defines, modes, [] { return g_interrupted.load(); })) {
@@ -111,6 +124,7 @@ class GatesEvaluator : public search::CandidateEvaluator {
  private:
   bool baseline_is_compile_;
   std::vector<std::string> torch_modes_;
+  bool kernelbench_modes_given_ = false;
   gates::Evaluator eval_;
 };
 
@@ -514,7 +528,9 @@ ExitCode cmd_run(const RunOptions& o) {
     eo.interrupted = &g_interrupted;  // a stop abandons the worker call in flight
     eo.thresholds = suite.gates;
     eo.measurement = suite.measurement;
-    return std::make_unique<GatesEvaluator>(item.problem, eo, suite.torch_references);
+    return std::make_unique<GatesEvaluator>(
+        item.problem, eo,
+        suite.torch_references_given ? std::optional<std::vector<std::string>>(suite.torch_references) : std::nullopt);
   };
 
   struct sigaction sa {};

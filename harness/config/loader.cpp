@@ -523,6 +523,7 @@ Suite parse_suite(const YAML::Node& root, const std::string& path, Diagnostics& 
   if (read_choice(m, "backend", &s.backend, {"auto", "host", "cuda"})) r.backend = m.loc("backend");
   std::vector<std::string> modes;
   if (m.read("torch_references", &modes)) {
+    s.torch_references_given = true;
     for (const std::string& mode : modes) {
       if (std::find(kReferenceModes.begin(), kReferenceModes.end(), mode) == kReferenceModes.end()) {
         m.error("torch_references", "'torch_references' lists '" + mode +

@@ -147,10 +147,14 @@ struct Suite {
   std::vector<std::string> problems;  // extra problem ids ("native/softmax_4096")
   std::vector<std::string> gpus;      // gpu target ids
   std::string backend = "auto";       // "auto" | "host" | "cuda"
-  // Native problems: the final best also timed against its op's PyTorch form in these
-  // modes (eager | compile | compile-max-autotune: the vs-eager and vs-torch.compile
-  // columns); empty = none. KernelBench problems are always timed against their model.
+  // The reference columns (eager | compile | compile-max-autotune: vs eager, vs
+  // torch.compile, vs max-autotune) each problem's final best is timed against.
+  // Native problems: against its op's PyTorch form in these modes; none when not given.
+  // KernelBench problems: against their model, by default in eager, torch.compile (unless
+  // that is the search's baseline, already timed) and, dispatch-aware, max-autotune; a
+  // suite that gives the key narrows them to the modes it lists ([] = none).
   std::vector<std::string> torch_references;
+  bool torch_references_given = false;
   Budget budget;
   AgentConfig agent;
   GateThresholds gates;

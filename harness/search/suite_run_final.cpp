@@ -47,11 +47,14 @@ void aa_result(const RunState& st, const ExperimentRecord& base, report::Problem
 }
 
 // Whether a result is re-measured against the reference model: a KernelBench problem's
-// passing best (an A/A's reference is its own candidate), or a native one's when the suite
-// names torch_references (its op's PyTorch form).
+// passing best (an A/A's reference is its own candidate) unless the suite's
+// torch_references is given empty, or a native one's when the suite names torch_references
+// (its op's PyTorch form).
 bool wants_references(const RunState& st, const Problem& p, const report::ProblemResult& res) {
   const ExperimentRecord* base = p.baseline();
-  const bool has_reference = p.item->problem.kind == "kernelbench" || !st.opt.suite.torch_references.empty();
+  const config::Suite& s = st.opt.suite;
+  const bool has_reference = !s.torch_references.empty() ||
+                             (p.item->problem.kind == "kernelbench" && !s.torch_references_given);
   return has_reference && base && base->passed && res.best_us > 0 && !st.aa_mode(p);
 }
 

@@ -90,4 +90,24 @@ for p in recs:
     assert loads[(p, pids[-1])] == 1, (p, loads)
 print("compiled mode on the CPU:", {p: (r["outcome"], r["fallback_kind"], round(r["eager_us"] / r["best_us"], 2)) for p, r in recs.items()})
 PYEOF
+
+# A suite that gives torch_references narrows a KernelBench problem's reference columns to
+# those it lists: here eager alone, so no max-autotune compile (a nightly job short of GPU
+# time skips its 15-70 s per GEMM).
+set +e
+"$KGATE_BIN" run "$SRC/tests/fixtures/kbcompiled/suites/kbc-eager.yaml" --out "$T/eager" >"$T/eager.log" 2>&1
+rc=$?
+set -e
+cat "$T/eager.log"
+[ "$rc" = 0 ] || fail "kgate run (torch_references: [eager]) exited $rc"
+grep -q "remeasure vs eager" "$T/eager.log" || fail "no re-measure against eager"
+! grep -q "remeasure vs compile-max-autotune" "$T/eager.log" || fail "max-autotune timed though the suite lists eager alone"
+"$PY" - "$T/eager" <<'PYEOF'
+import glob, json, os, sys
+recs = [json.load(open(f)) for f in glob.glob(os.path.join(sys.argv[1], "results", "**", "*.json"), recursive=True)]
+assert [r["problem"] for r in recs] == ["6_ReLU"], [r["problem"] for r in recs]
+r = recs[0]
+assert r["outcome"] == "fallback" and r["eager_us"] > 0, r
+assert not r.get("compile_max_autotune_us"), r.get("compile_max_autotune_us")
+PYEOF
 echo "PASS: dispatch-aware run on the CPU"

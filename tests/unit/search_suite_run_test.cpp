@@ -425,12 +425,21 @@ TEST_F(SearchSuiteRun, ProblemWithoutSearchStillGetsReferenceTimings) {
   EXPECT_DOUBLE_EQ(r.eager_us, 2.0 * r.best_us);
   EXPECT_DOUBLE_EQ(r.compile_us, 1.5 * r.best_us);
   EXPECT_EQ(r.env.gpu, "fake-cpu");
+  EXPECT_EQ(std::count(evaluated.begin(), evaluated.end(), "reference kb"), 1);
   // Native problems have no reference model: nothing is asked.
   evaluated.clear();
   fs::remove_all(out);
   RunSummary n = run({item("native")});
   EXPECT_EQ(n.results[0].eager_us, 0);
   EXPECT_EQ(std::count(evaluated.begin(), evaluated.end(), "reference native"), 0);
+  // A suite that gives torch_references empty asks for no reference columns of a
+  // KernelBench problem either.
+  evaluated.clear();
+  fs::remove_all(out);
+  suite.torch_references_given = true;
+  RunSummary none = run({it});
+  EXPECT_EQ(none.results[0].eager_us, 0);
+  EXPECT_EQ(std::count(evaluated.begin(), evaluated.end(), "reference kb"), 0);
 }
 
 // A stop that arrives during a KernelBench problem's final re-measure is obeyed before the
