@@ -232,7 +232,7 @@ if has dispatch; then
   # compiled-mode worker tests, `kgate profile` of DISPATCH_PROFILE, real wrapper captures
   # for the CPU fixtures (DISPATCH_CAPTURE), and a run of suites/kernelbench-official.yaml
   # on DISPATCH_PROBLEMS (level/name ids) -- or, with DISPATCH_SHARD=k/n, on that shard of
-  # all 250.
+  # all 250 (DISPATCH_LEVELS narrows the levels, e.g. "kb-level2").
   export KERNELBENCH_ROOT="${KERNELBENCH_ROOT:-$root/.kb}"
   kb="$KERNELBENCH_ROOT/KernelBench"
   if [ "${DISPATCH_PYTEST:-1}" = 1 ]; then
@@ -255,7 +255,10 @@ if has dispatch; then
     -e "s/^  suite_wall_s: .*/  suite_wall_s: ${SUITE_WALL_S:-600}/" \
     -e "s/^  problem_wall_s: .*/  problem_wall_s: ${PROBLEM_WALL_S:-60}/" \
     -e "s/^  max_experiments: .*/  max_experiments: ${MAX_EXPERIMENTS:-6}/" \
-    -e "s/^  kind: .*/  kind: ${DISPATCH_AGENT:-template}/"
+    -e "s/^  kind: .*/  kind: ${DISPATCH_AGENT:-template}/" \
+    -e "s/^levels: \[kb-level1, kb-level2, kb-level3\]/levels: [${DISPATCH_LEVELS:-kb-level1, kb-level2, kb-level3}]/"
+  # DISPATCH_REFS (e.g. "eager, compile") narrows the reference columns (torch_references).
+  [ -n "${DISPATCH_REFS+x}" ] && sed -i -e "s/^backend: .*/&\ntorch_references: [${DISPATCH_REFS}]/" "$suite"
   # Each worker request is traced in a folder of its own (the sandbox lets a worker write
   # the trace's folder): where a problem's time goes.
   mkdir -p "$OUT/dispatch-trace"
