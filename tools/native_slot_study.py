@@ -82,16 +82,19 @@ def study(name: str, so: str, rounds: int) -> dict:
     sampler = cuda_timing.Sampler(torch, torch.device("cuda"), 2 * l2)
     res: dict = {"case": name}
 
-    # the worker's rotation, per pairing
-    for other in ("eager", "compile"):
-        pair = ["native", other]
-        got = {s: [] for s in pair}
-        for k in range(rounds):
-            for j in range(2):
-                s = pair[(k + j) % 2]
-                got[s].append(sampler.sample(s, lambda: slots[s](*xs)))
-        res[f"event_native_beside_{other}"] = median(got["native"])
-        res[f"event_{other}_beside_native"] = median(got[other])
+    def pairings(smp, label: str) -> None:
+        """The worker's AB/BA rotation, native beside each PyTorch form in turn."""
+        for other in ("eager", "compile"):
+            pair = ["native", other]
+            got = {s: [] for s in pair}
+            for k in range(rounds):
+                for j in range(2):
+                    s = pair[(k + j) % 2]
+                    got[s].append(smp.sample(s, lambda: slots[s](*xs)))
+            res[f"{label}_native_beside_{other}"] = median(got["native"])
+            res[f"{label}_{other}_beside_native"] = median(got[other])
+
+    pairings(sampler, "event")
 
     # the host's cost of issuing each call (returned, not synchronized), then the
     # worker's `exclude_launch` sampler: a lead of twice the slowest issue
@@ -106,15 +109,7 @@ def study(name: str, so: str, rounds: int) -> dict:
     led = cuda_timing.Sampler(torch, torch.device("cuda"), 2 * l2)
     led.set_lead(lead)
     res["lead_us"] = lead
-    for other in ("eager", "compile"):
-        pair = ["native", other]
-        got = {s: [] for s in pair}
-        for k in range(rounds):
-            for j in range(2):
-                s = pair[(k + j) % 2]
-                got[s].append(led.sample(s, lambda: slots[s](*xs)))
-        res[f"predelay_native_beside_{other}"] = median(got["native"])
-        res[f"predelay_{other}_beside_native"] = median(got[other])
+    pairings(led, "predelay")
     res["lead_us_at_end"] = led.lead_us
     res["lead_short"] = led.lead_short
     for s in slots:
