@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -20,6 +22,7 @@
 #include <iterator>
 #include <mutex>
 #include <set>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -106,14 +109,115 @@ bool kernel_at_least(int major, int minor) {
   return a > major || (a == major && b >= minor);
 }
 
-// "" when the task cap of `s` holds here (the worker gets a user namespace of its own and
-// the kernel counts tasks per namespace), else why not.
-std::string tasks_uncapped_why(const Sandbox& s, const SandboxSupport& sup) {
-  if (::geteuid() == 0) return "root";
-  if (!s.isolate_network || !sup.net_namespace) return "no user namespace";
-  if (!sup.tasks_per_namespace) return "Linux < 5.14 counts every process of the user";
+// How the task cap of `s` holds here: `how` is "own user namespace" (RLIMIT_NPROC counted
+// in it) or "pids cgroup" (root), else empty with `why` not.
+struct TaskCap {
+  std::string how, why;
+};
+TaskCap task_cap(const Sandbox& s, const SandboxSupport& sup) {
+  if (::geteuid() == 0) {
+    if (!sup.pids_cgroup.empty()) return {"pids cgroup", ""};
+    return {"", "root; " + sup.pids_note};
+  }
+  if (!s.isolate_network || !sup.net_namespace) return {"", "no user namespace"};
+  if (!sup.tasks_per_namespace) return {"", "Linux < 5.14 counts every process of the user"};
+  return {"own user namespace", ""};
+}
+
+// The pids controller's directory of this process's cgroup, from /proc/self/mountinfo and
+// /proc/self/cgroup: a v1 hierarchy with pids among its controllers, else the v2 one with
+// pids enabled for its children. "" with *note when none.
+std::string find_pids_cgroup(std::string* note) {
+  std::ifstream cg("/proc/self/cgroup");
+  std::string v1_path, v2_path, line;
+  bool have_v2 = false;
+  while (std::getline(cg, line)) {
+    const std::size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string ctrls = "," + line.substr(a + 1, b - a - 1) + ",";
+    if (ctrls.find(",pids,") != std::string::npos) v1_path = line.substr(b + 1);
+    if (line.compare(0, a, "0") == 0 && b == a + 1) {
+      have_v2 = true;
+      v2_path = line.substr(b + 1);
+    }
+  }
+  std::ifstream mi("/proc/self/mountinfo");
+  while (std::getline(mi, line)) {
+    // id parent major:minor root mountpoint options [optional...] - fstype source superoptions
+    std::istringstream in(line);
+    std::string id, parent, dev, root, point, word;
+    in >> id >> parent >> dev >> root >> point;
+    while (in >> word && word != "-") {
+    }
+    std::string fstype, source, super;
+    in >> fstype >> source >> super;
+    const bool v1 = fstype == "cgroup" && !v1_path.empty() &&
+                    ("," + super + ",").find(",pids,") != std::string::npos;
+    const bool v2 = fstype == "cgroup2" && have_v2 && v1_path.empty();
+    if (!v1 && !v2) continue;
+    std::string path = v1 ? v1_path : v2_path;
+    // A mount of a sub-tree (a container's): the process's path relative to its root.
+    if (root != "/" && path.compare(0, root.size(), root) == 0) path = path.substr(root.size());
+    std::string dir = (fs::path(point) / fs::path(path).relative_path()).lexically_normal().string();
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (v2) {
+      std::ifstream sub(dir + "/cgroup.subtree_control");
+      std::string enabled((std::istreambuf_iterator<char>(sub)), std::istreambuf_iterator<char>());
+      if (enabled.find("pids") == std::string::npos) {
+        *note = "no pids cgroup: the pids controller is not enabled for the children of " + dir;
+        return "";
+      }
+    }
+    return dir;
+  }
+  *note = "no pids cgroup mounted";
   return "";
 }
+
+// Makes the cgroup `dir` with pids.max `max`; "" or why not.
+std::string make_pids_cgroup(const std::string& dir, std::uint64_t max) {
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return "cannot make " + dir + ": " + std::strerror(errno);
+  std::ofstream f(dir + "/pids.max");
+  f << max << "\n";
+  f.flush();
+  if (!f) {
+    ::rmdir(dir.c_str());
+    return "cannot write " + dir + "/pids.max";
+  }
+  return "";
+}
+
+// The pids cgroup kgate (root) can make per worker: found, then tried once with a cgroup
+// of its own that it removes at once.
+std::string probe_pids_cgroup(std::string* note) {
+  if (::geteuid() != 0) {
+    *note = "not root (the task cap is a user namespace's)";
+    return "";
+  }
+  const std::string base = find_pids_cgroup(note);
+  if (base.empty()) return "";
+  const std::string probe = base + "/kgate-probe-" + std::to_string(::getpid());
+  if (std::string why = make_pids_cgroup(probe, 4096); !why.empty()) {
+    *note = "no pids cgroup: " + why;
+    return "";
+  }
+  ::rmdir(probe.c_str());
+  // Cgroups an earlier kgate left (killed before its exit removed them): kgate-<pid>-<n>
+  // of a process that is gone and with no task left in them.
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(base, ec)) {
+    const std::string name = e.path().filename().string();
+    long pid = 0;
+    if (std::sscanf(name.c_str(), "kgate-%ld-", &pid) == 1 && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 &&
+        errno == ESRCH)
+      ::rmdir(e.path().c_str());
+  }
+  return base;
+}
+
+std::mutex g_cgroups_mu;
+std::vector<std::string> g_cgroups;  // the workers' pids cgroups kgate made, not yet removed
+std::uint64_t g_cgroup_serial = 0;
 
 // Whether a child can get a network namespace (a forked child tries; nothing else is
 // touched).
@@ -167,6 +271,7 @@ const SandboxSupport& sandbox_support() {
     s.landlock_abi = probe_landlock(&s.landlock_note);
     s.net_namespace = probe_net_namespace(&s.net_note);
     s.tasks_per_namespace = kernel_at_least(5, 14);
+    s.pids_cgroup = probe_pids_cgroup(&s.pids_note);
     return s;
   }();
   return support;
@@ -262,8 +367,9 @@ std::string describe(const Sandbox& s) {
   d += "; limits: nofile " + std::to_string(s.max_open_files) + (s.core_dumps ? "" : ", core 0");
   if (s.max_address_space > 0) d += ", address space " + std::to_string(s.max_address_space >> 20) + " MiB";
   if (s.max_tasks > 0) {
-    const std::string why = tasks_uncapped_why(s, sup);
-    d += why.empty() ? ", tasks " + std::to_string(s.max_tasks) : ", tasks not capped (" + why + ")";
+    const TaskCap cap = task_cap(s, sup);
+    d += !cap.how.empty() ? ", tasks " + std::to_string(s.max_tasks) + " (" + cap.how + ")"
+                          : ", tasks not capped (" + cap.why + ")";
   }
   d += "; environment: secrets removed";
   return d;
@@ -293,7 +399,27 @@ SandboxPlan prepare_sandbox(const Sandbox& s) {
   }
   // Limits.
   p.no_core = !s.core_dumps;
-  if (tasks_uncapped_why(s, sup).empty()) p.nproc = s.max_tasks;
+  const TaskCap cap = s.max_tasks > 0 ? task_cap(s, sup) : TaskCap{};
+  if (cap.how == "own user namespace") p.nproc = s.max_tasks;
+  if (cap.how == "pids cgroup") {
+    remove_worker_cgroups();
+    std::string dir;
+    {
+      std::lock_guard<std::mutex> lock(g_cgroups_mu);
+      dir = sup.pids_cgroup + "/kgate-" + std::to_string(::getpid()) + "-" + std::to_string(++g_cgroup_serial);
+    }
+    std::string why = make_pids_cgroup(dir, s.max_tasks);
+    static std::once_flag at_exit;
+    std::call_once(at_exit, [] { std::atexit(remove_worker_cgroups); });
+    if (why.empty()) {
+      p.cgroup_procs_fd = ::open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+      if (p.cgroup_procs_fd < 0) why = "cannot open " + dir + "/cgroup.procs: " + std::strerror(errno);
+      p.cgroup_dir = dir;
+      std::lock_guard<std::mutex> lock(g_cgroups_mu);
+      g_cgroups.push_back(dir);
+    }
+    if (!why.empty() && s.strict) refuse("the tasks cannot be capped: " + why);
+  }
   struct rlimit cur {};
   if (s.max_open_files > 0 && ::getrlimit(RLIMIT_NOFILE, &cur) == 0)
     p.nofile = std::min<std::uint64_t>(s.max_open_files, cur.rlim_max);
@@ -369,10 +495,30 @@ std::string narrow_writes_in_process(const std::vector<std::string>& dirs, bool*
 void release(SandboxPlan& plan) {
   if (plan.ruleset_fd >= 0) ::close(plan.ruleset_fd);
   plan.ruleset_fd = -1;
+  if (plan.cgroup_procs_fd >= 0) ::close(plan.cgroup_procs_fd);
+  plan.cgroup_procs_fd = -1;
+}
+
+void remove_worker_cgroups() {
+  std::lock_guard<std::mutex> lock(g_cgroups_mu);
+  // rmdir fails (EBUSY) while a task is in it: that one stays for the next call.
+  g_cgroups.erase(std::remove_if(g_cgroups.begin(), g_cgroups.end(),
+                                 [](const std::string& d) { return ::rmdir(d.c_str()) == 0 || errno == ENOENT; }),
+                  g_cgroups.end());
 }
 
 int apply_in_child(const SandboxPlan& plan, int* stage) {
   if (!plan.active) return 0;
+  *stage = 2;
+  if (plan.cgroup_procs_fd >= 0) {
+    // Into the worker's pids cgroup, before anything else: all it starts is counted there.
+    char pid[24];
+    int n = 0;
+    for (long v = ::getpid(); v > 0 && n < 22; v /= 10) pid[n++] = static_cast<char>('0' + v % 10);
+    std::reverse(pid, pid + n);
+    pid[n++] = '\n';
+    if (::write(plan.cgroup_procs_fd, pid, static_cast<std::size_t>(n)) != n) return errno != 0 ? errno : EIO;
+  }
   *stage = 1;
   if (plan.unshare_net) {
     const int flags = plan.unshare_user ? (CLONE_NEWUSER | CLONE_NEWNET) : CLONE_NEWNET;

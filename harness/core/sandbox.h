@@ -12,9 +12,10 @@
 //     candidate cannot stop or kill kgate;
 //   - limits: no core dumps, a cap on open files, optionally on address space (host
 //     workers: a huge allocation fails in the candidate instead of swapping the runner),
-//     and on tasks (processes and threads: a fork bomb stops at the cap) where the worker
+//     and on tasks (processes and threads: a fork bomb stops at the cap): where the worker
 //     has a user namespace of its own (not root; RLIMIT_NPROC counts per namespace from
-//     Linux 5.14; root's tasks are never limited);
+//     Linux 5.14), and for root, whose tasks RLIMIT_NPROC never limits, through a pids
+//     cgroup of the worker's own where kgate may make one;
 //   - environment: secrets removed (names that look like keys or tokens, and every name
 //     registered with hide_from_children(): the http agent's API key).
 // What the kernel cannot do here is skipped and said (describe()); KGATE_SANDBOX=strict
@@ -42,11 +43,12 @@ struct Sandbox {
   std::uint64_t max_open_files = 4096;  // RLIMIT_NOFILE (never raised above the current)
   std::uint64_t max_address_space = 0;  // RLIMIT_AS in bytes, 0 = no cap (CUDA maps huge ranges)
   bool core_dumps = false;              // RLIMIT_CORE 0 unless true
-  // RLIMIT_NPROC: tasks (processes and threads) the worker and everything it starts may
-  // have at once. Applied only inside a user namespace of the worker's own (kgate not
-  // root), where the kernel counts that namespace's tasks alone (Linux >= 5.14); outside
-  // one it would count every process of the user. The kernel never limits root's tasks,
-  // in a user namespace mapped to root either. 0 = no cap.
+  // Tasks (processes and threads) the worker and everything it starts may have at once.
+  // kgate not root: RLIMIT_NPROC inside a user namespace of the worker's own, where the
+  // kernel counts that namespace's tasks alone (Linux >= 5.14); outside one it would count
+  // every process of the user. Root, whose tasks RLIMIT_NPROC never limits (in a user
+  // namespace mapped to root either): pids.max of a pids cgroup made for the worker
+  // (SandboxSupport::pids_cgroup). 0 = no cap.
   std::uint64_t max_tasks = 4096;
   bool strict = false;                  // a wall the kernel cannot build: refuse to start
 
@@ -58,8 +60,12 @@ struct SandboxSupport {
   int landlock_abi = 0;      // 0: no Landlock (why in landlock_note)
   bool net_namespace = false;  // unshare(CLONE_NEWNET), with a user namespace when not root
   bool tasks_per_namespace = false;  // Linux >= 5.14: RLIMIT_NPROC counts per user namespace
+  // Root only: the pids cgroup (v1 controller, or v2 with pids delegated to its children)
+  // kgate runs in, beneath which it made and removed a cgroup; "" when none (pids_note).
+  std::string pids_cgroup;
   std::string landlock_note;
   std::string net_note;
+  std::string pids_note;
 };
 const SandboxSupport& sandbox_support();
 
@@ -91,6 +97,10 @@ std::uint64_t host_memory_available(const std::string& meminfo = "/proc/meminfo"
 //  signals: scoped; limits: nofile 4096, core 0; environment: secrets removed".
 std::string describe(const Sandbox& s);
 
+// Removes the pids cgroups kgate made for its workers that no task is left in (prepare_
+// sandbox calls it before it makes another; kgate's exit, after the last sweep of strays).
+void remove_worker_cgroups();
+
 // A further Landlock layer on the calling process and everything it starts later: from
 // now on it may create, change and remove files only beneath `dirs` (created when
 // missing) and its own /proc/<pid>. Layers only narrow what earlier ones allowed. A worker
@@ -118,6 +128,8 @@ struct SandboxPlan {
   std::uint64_t nofile = 0;
   std::uint64_t as_bytes = 0;
   std::uint64_t nproc = 0;  // RLIMIT_NPROC, set inside the new user namespace
+  int cgroup_procs_fd = -1;  // the worker's pids cgroup's cgroup.procs (root), -1 = none
+  std::string cgroup_dir;    // that cgroup (removed by remove_worker_cgroups once empty)
   bool no_core = true;
 };
 // Throws InfraError when `s.strict` and a wall cannot be built, or when the ruleset
@@ -125,7 +137,8 @@ struct SandboxPlan {
 SandboxPlan prepare_sandbox(const Sandbox& s);
 void release(SandboxPlan& plan);
 // In the child, after fork and before exec: async-signal-safe. 0 on success, else the
-// errno, with *stage set to what failed (1 namespaces, 2 limits, 3 no_new_privs, 4 Landlock).
+// errno, with *stage set to what failed (1 namespaces, 2 limits -- the pids cgroup among
+// them, 3 no_new_privs, 4 Landlock).
 int apply_in_child(const SandboxPlan& plan, int* stage);
 const char* sandbox_stage_name(int stage);
 

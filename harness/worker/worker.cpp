@@ -528,7 +528,10 @@ void Worker::stop() {
   }
   kill_group();
   // What the worker left behind outside its group, orphaned to kgate (adopt_orphans).
-  if (spec_.sandbox.enabled) core::kill_strays(0);
+  if (spec_.sandbox.enabled) {
+    core::kill_strays(0);
+    core::remove_worker_cgroups();
+  }
 }
 
 void Worker::reset() {

@@ -255,9 +255,65 @@ TEST(Sandbox, TasksAreCappedInTheWorkersOwnUserNamespace) {
   if (out.rfind("skip: ", 0) == 0) GTEST_SKIP() << out;
   // Itself and 11 children: the 12 tasks the cap allows.
   EXPECT_EQ(out, "forked 11");
-  EXPECT_NE(core::describe(on()).find(::geteuid() == 0 ? ", tasks not capped (root)" : ", tasks 4096"),
+  const bool cgroup = !sup.pids_cgroup.empty();
+  EXPECT_NE(core::describe(on()).find(::geteuid() != 0 ? ", tasks 4096 (own user namespace)"
+                                      : cgroup         ? ", tasks 4096 (pids cgroup)"
+                                                       : ", tasks not capped (root; "),
             std::string::npos)
       << core::describe(on());
+}
+
+// Root's tasks are not limited by RLIMIT_NPROC: there the cap is a pids cgroup kgate makes
+// for the worker (where it may), removed once the worker is gone.
+TEST(Sandbox, RootsTasksAreCappedByAPidsCgroupOfTheWorkersOwn) {
+  if (::geteuid() != 0) GTEST_SKIP() << "not root: the cap is a user namespace's";
+  const auto& sup = core::sandbox_support();
+  if (sup.pids_cgroup.empty()) GTEST_SKIP() << sup.pids_note;
+  Sandbox sb = on();
+  sb.max_tasks = 12;
+  core::SandboxPlan plan = core::prepare_sandbox(sb);
+  ASSERT_GE(plan.cgroup_procs_fd, 0);
+  ASSERT_TRUE(fs::is_directory(plan.cgroup_dir)) << plan.cgroup_dir;
+  EXPECT_EQ(fs::path(plan.cgroup_dir).parent_path(), fs::path(sup.pids_cgroup));
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    int stage = 0;
+    std::string text;
+    if (const int e = core::apply_in_child(plan, &stage); e != 0) {
+      text = std::string("apply: ") + core::sandbox_stage_name(stage) + ": " + std::strerror(e);
+    } else {
+      int forked = 0;
+      for (int i = 0; i < 30; ++i) {
+        const pid_t c = ::fork();
+        if (c == 0) {
+          ::sleep(2);
+          ::_exit(0);
+        }
+        if (c > 0) ++forked;
+      }
+      while (::wait(nullptr) > 0) {
+      }
+      text = "forked " + std::to_string(forked);
+    }
+    (void)!::write(fds[1], text.data(), text.size());
+    ::_exit(0);
+  }
+  core::release(plan);
+  ::close(fds[1]);
+  std::string out;
+  char buf[256];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  // The worker and 11 children: the 12 tasks pids.max allows.
+  EXPECT_EQ(out, "forked 11");
+  core::remove_worker_cgroups();
+  EXPECT_FALSE(fs::exists(plan.cgroup_dir)) << plan.cgroup_dir;
 }
 
 TEST(Sandbox, NoSignalsOutside) {
