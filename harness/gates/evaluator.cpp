@@ -168,7 +168,17 @@ struct Evaluator::Impl {
       throw InfraError("worker could not load problem " + problem.id + ": " + r.describe() +
                        (r.stderr_tail.empty() ? "" : "\nworker stderr:\n" + r.stderr_tail));
     }
-    if (kernelbench()) degenerate = r.result.value("degenerate", std::string());
+    if (kernelbench()) {
+      degenerate = r.result.value("degenerate", std::string());
+      // Where the float64 truth goes decides much of a check's cost (a host truth of a
+      // GB-sized problem takes seconds per case): said once per worker, when not the device.
+      const std::string where = r.result.value("truth", std::string());
+      if (where == "host")
+        log::info(problem.id + ": the float64 truth is computed on the host (" +
+                  r.result.value("truth_note", std::string()) + ")");
+      else if (where.rfind("cannot", 0) == 0)
+        log::info(problem.id + ": the float64 truth: " + where);
+    }
     return hello.device;
   }
 
