@@ -201,6 +201,39 @@ TEST(Sandbox, LimitsApply) {
   EXPECT_EQ(sh("ulimit -v", capped).out, "65536\n");
 }
 
+namespace {
+
+// In a sandboxed child: forks 30 children that sleep 2 s, reaps them, and says how many
+// forks succeeded ("forked N").
+std::string fork_sleepers() {
+  int forked = 0;
+  for (int i = 0; i < 30; ++i) {
+    const pid_t c = ::fork();
+    if (c == 0) {
+      ::sleep(2);
+      ::_exit(0);
+    }
+    if (c > 0) ++forked;
+  }
+  while (::wait(nullptr) > 0) {
+  }
+  return "forked " + std::to_string(forked);
+}
+
+// In the test: what the child `pid` wrote to the pipe's read end `fd` (closed), once it
+// has exited.
+std::string child_says(int fd, pid_t pid) {
+  std::string out;
+  char buf[256];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  return out;
+}
+
+}  // namespace
+
 // The task cap holds where kgate is not root: the worker's own user namespace, where the
 // kernel counts its tasks alone. Run as a user with no other processes (nobody) in a
 // forked child of the test, the sandbox applied there as core::spawn applies it.
@@ -232,26 +265,10 @@ TEST(Sandbox, TasksAreCappedInTheWorkersOwnUserNamespace) {
     int stage = 0;
     if (const int e = core::apply_in_child(plan, &stage); e != 0)
       say(std::string("skip: ") + core::sandbox_stage_name(stage) + ": " + std::strerror(e));
-    int forked = 0;
-    for (int i = 0; i < 30; ++i) {
-      const pid_t c = ::fork();
-      if (c == 0) {
-        ::sleep(2);
-        ::_exit(0);
-      }
-      if (c > 0) ++forked;
-    }
-    while (::wait(nullptr) > 0) {
-    }
-    say("forked " + std::to_string(forked));
+    say(fork_sleepers());
   }
   ::close(fds[1]);
-  std::string out;
-  char buf[256];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-  ::close(fds[0]);
-  int st = 0;
-  ::waitpid(pid, &st, 0);
+  const std::string out = child_says(fds[0], pid);
   if (out.rfind("skip: ", 0) == 0) GTEST_SKIP() << out;
   // Itself and 11 children: the 12 tasks the cap allows.
   EXPECT_EQ(out, "forked 11");
@@ -286,30 +303,14 @@ TEST(Sandbox, RootsTasksAreCappedByAPidsCgroupOfTheWorkersOwn) {
     if (const int e = core::apply_in_child(plan, &stage); e != 0) {
       text = std::string("apply: ") + core::sandbox_stage_name(stage) + ": " + std::strerror(e);
     } else {
-      int forked = 0;
-      for (int i = 0; i < 30; ++i) {
-        const pid_t c = ::fork();
-        if (c == 0) {
-          ::sleep(2);
-          ::_exit(0);
-        }
-        if (c > 0) ++forked;
-      }
-      while (::wait(nullptr) > 0) {
-      }
-      text = "forked " + std::to_string(forked);
+      text = fork_sleepers();
     }
     (void)!::write(fds[1], text.data(), text.size());
     ::_exit(0);
   }
   core::release(plan);
   ::close(fds[1]);
-  std::string out;
-  char buf[256];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
-  ::close(fds[0]);
-  int st = 0;
-  ::waitpid(pid, &st, 0);
+  const std::string out = child_says(fds[0], pid);
   // The worker and 11 children: the 12 tasks pids.max allows.
   EXPECT_EQ(out, "forked 11");
   core::remove_worker_cgroups();
