@@ -12,7 +12,6 @@
 #include "config/suggest.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "core/sandbox.h"
 #include "core/subprocess.h"
 #include "kgate/build_info.h"
 
@@ -190,7 +189,6 @@ int main(int argc, char** argv) {
     else if (*c_doctor) rc = cmd_doctor(doctor);
     else if (*c_init) rc = cmd_init(init);
     kgate::core::kill_strays(0);  // nothing a worker left behind outlives kgate
-    kgate::core::remove_worker_cgroups();
     return kgate::to_int(rc);
   } catch (const kgate::Error& e) {
     kgate::log::error(e.what());

@@ -25,6 +25,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace kgate::core {
 namespace {
@@ -109,6 +110,15 @@ bool kernel_at_least(int major, int minor) {
   return a > major || (a == major && b >= minor);
 }
 
+bool write_all(const char* path, const char* text) {
+  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const std::size_t n = std::strlen(text);
+  const bool ok = ::write(fd, text, n) == static_cast<ssize_t>(n);
+  ::close(fd);
+  return ok;
+}
+
 // How the task cap of `s` holds here: `how` is "own user namespace" (RLIMIT_NPROC counted
 // in it) or "pids cgroup" (root), else empty with `why` not.
 struct TaskCap {
@@ -161,9 +171,7 @@ std::string find_pids_cgroup(std::string* note) {
     std::string dir = (fs::path(point) / fs::path(path).relative_path()).lexically_normal().string();
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     if (v2) {
-      std::ifstream sub(dir + "/cgroup.subtree_control");
-      std::string enabled((std::istreambuf_iterator<char>(sub)), std::istreambuf_iterator<char>());
-      if (enabled.find("pids") == std::string::npos) {
+      if (read_file(dir + "/cgroup.subtree_control").bytes.find("pids") == std::string::npos) {
         *note = "no pids cgroup: the pids controller is not enabled for the children of " + dir;
         return "";
       }
@@ -177,10 +185,7 @@ std::string find_pids_cgroup(std::string* note) {
 // Makes the cgroup `dir` with pids.max `max`; "" or why not.
 std::string make_pids_cgroup(const std::string& dir, std::uint64_t max) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return "cannot make " + dir + ": " + std::strerror(errno);
-  std::ofstream f(dir + "/pids.max");
-  f << max << "\n";
-  f.flush();
-  if (!f) {
+  if (!write_all((dir + "/pids.max").c_str(), (std::to_string(max) + "\n").c_str())) {
     ::rmdir(dir.c_str());
     return "cannot write " + dir + "/pids.max";
   }
@@ -252,15 +257,6 @@ std::string upper(std::string_view s) {
   std::string u(s);
   for (char& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return u;
-}
-
-bool write_all(const char* path, const char* text) {
-  const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const std::size_t n = std::strlen(text);
-  const bool ok = ::write(fd, text, n) == static_cast<ssize_t>(n);
-  ::close(fd);
-  return ok;
 }
 
 }  // namespace
@@ -511,13 +507,9 @@ int apply_in_child(const SandboxPlan& plan, int* stage) {
   if (!plan.active) return 0;
   *stage = 2;
   if (plan.cgroup_procs_fd >= 0) {
-    // Into the worker's pids cgroup, before anything else: all it starts is counted there.
-    char pid[24];
-    int n = 0;
-    for (long v = ::getpid(); v > 0 && n < 22; v /= 10) pid[n++] = static_cast<char>('0' + v % 10);
-    std::reverse(pid, pid + n);
-    pid[n++] = '\n';
-    if (::write(plan.cgroup_procs_fd, pid, static_cast<std::size_t>(n)) != n) return errno != 0 ? errno : EIO;
+    // Into the worker's pids cgroup, before anything else: all it starts is counted there
+    // ("0" names the writing process, in cgroup v1 and v2 alike).
+    if (::write(plan.cgroup_procs_fd, "0\n", 2) != 2) return errno != 0 ? errno : EIO;
   }
   *stage = 1;
   if (plan.unshare_net) {

@@ -97,8 +97,9 @@ std::uint64_t host_memory_available(const std::string& meminfo = "/proc/meminfo"
 //  signals: scoped; limits: nofile 4096, core 0; environment: secrets removed".
 std::string describe(const Sandbox& s);
 
-// Removes the pids cgroups kgate made for its workers that no task is left in (prepare_
-// sandbox calls it before it makes another; kgate's exit, after the last sweep of strays).
+// Removes the pids cgroups kgate made for its workers that no task is left in: called by
+// prepare_sandbox before it makes another, by a worker's stop, and at exit (registered
+// with atexit when the first one is made).
 void remove_worker_cgroups();
 
 // A further Landlock layer on the calling process and everything it starts later: from
