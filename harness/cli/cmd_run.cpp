@@ -55,8 +55,7 @@ class GatesEvaluator : public search::CandidateEvaluator {
   GatesEvaluator(config::NativeProblem problem, gates::EvalOptions options,
                  std::optional<std::vector<std::string>> torch_modes = std::nullopt)
       : baseline_is_compile_(problem.baseline_is_default_compile()),
-        torch_modes_(torch_modes.value_or(std::vector<std::string>{})),
-        kernelbench_modes_given_(torch_modes.has_value()),
+        torch_modes_(std::move(torch_modes)),
         eval_(std::move(problem), std::move(options)) {}
   gates::CandidateVerdict evaluate(const std::string& candidate, const search::Point& defines,
                                    const std::string& baseline) override {
@@ -78,10 +77,10 @@ class GatesEvaluator : public search::CandidateEvaluator {
     std::map<std::string, gates::Timing> out;
     if (!eval_.kernelbench()) {
       // A native problem: against its op's PyTorch form, in the suite's torch_references.
-      if (torch_modes_.empty()) return out;
+      if (!torch_modes_ || torch_modes_->empty()) return out;
       std::map<std::string, gates::ReferenceTiming> refs;
       try {
-        refs = eval_.torch_references(candidate, defines, torch_modes_, [] { return g_interrupted.load(); });
+        refs = eval_.torch_references(candidate, defines, *torch_modes_, [] { return g_interrupted.load(); });
       } catch (const Interrupted&) {
         throw;
       } catch (const Error& e) {
@@ -103,10 +102,10 @@ class GatesEvaluator : public search::CandidateEvaluator {
     // Dispatch-aware results are also set beside Inductor's own extra search.
     if (eval_.compiled()) modes.push_back("compile-max-autotune");
     // A suite that gives torch_references narrows these to the modes it lists.
-    if (kernelbench_modes_given_)
+    if (torch_modes_)
       modes.erase(std::remove_if(modes.begin(), modes.end(),
                                  [&](const std::string& mo) {
-                                   return std::find(torch_modes_.begin(), torch_modes_.end(), mo) == torch_modes_.end();
+                                   return std::find(torch_modes_->begin(), torch_modes_->end(), mo) == torch_modes_->end();
                                  }),
                   modes.end());
     if (modes.empty()) return out;
@@ -123,8 +122,7 @@ class GatesEvaluator : public search::CandidateEvaluator {
 
  private:
   bool baseline_is_compile_;
-  std::vector<std::string> torch_modes_;
-  bool kernelbench_modes_given_ = false;
+  std::optional<std::vector<std::string>> torch_modes_;
   gates::Evaluator eval_;
 };
 
@@ -528,9 +526,7 @@ ExitCode cmd_run(const RunOptions& o) {
     eo.interrupted = &g_interrupted;  // a stop abandons the worker call in flight
     eo.thresholds = suite.gates;
     eo.measurement = suite.measurement;
-    return std::make_unique<GatesEvaluator>(
-        item.problem, eo,
-        suite.torch_references_given ? std::optional<std::vector<std::string>>(suite.torch_references) : std::nullopt);
+    return std::make_unique<GatesEvaluator>(item.problem, eo, suite.torch_references);
   };
 
   struct sigaction sa {};

@@ -66,9 +66,9 @@ void print_plan(const config::Plan& plan) {
       "correctness%s\n",
       s.gates.seeds, num(s.gates.rho).c_str(), num(s.gates.keep_threshold).c_str(),
       num(s.gates.regression_threshold).c_str(), s.fail_on.performance ? " and performance" : "");
-  if (s.torch_references_given) {
+  if (s.torch_references) {
     std::string modes;
-    for (const auto& mo : s.torch_references) modes += (modes.empty() ? "" : ", ") + mo;
+    for (const auto& mo : *s.torch_references) modes += (modes.empty() ? "" : ", ") + mo;
     std::printf("  reference columns (torch_references): %s\n", modes.empty() ? "none" : modes.c_str());
   }
   for (const auto& gid : s.gpus) {

@@ -523,15 +523,14 @@ Suite parse_suite(const YAML::Node& root, const std::string& path, Diagnostics& 
   if (read_choice(m, "backend", &s.backend, {"auto", "host", "cuda"})) r.backend = m.loc("backend");
   std::vector<std::string> modes;
   if (m.read("torch_references", &modes)) {
-    s.torch_references_given = true;
+    std::vector<std::string>& given = s.torch_references.emplace();
     for (const std::string& mode : modes) {
       if (std::find(kReferenceModes.begin(), kReferenceModes.end(), mode) == kReferenceModes.end()) {
         m.error("torch_references", "'torch_references' lists '" + mode +
                                         "': each must be eager, compile or compile-max-autotune" +
                                         did_you_mean(mode, kReferenceModes));
-      } else if (std::find(s.torch_references.begin(), s.torch_references.end(), mode) ==
-                 s.torch_references.end()) {
-        s.torch_references.push_back(mode);
+      } else if (std::find(given.begin(), given.end(), mode) == given.end()) {
+        given.push_back(mode);
       }
     }
   }

@@ -153,8 +153,8 @@ struct Suite {
   // KernelBench problems: against their model, by default in eager, torch.compile (unless
   // that is the search's baseline, already timed) and, dispatch-aware, max-autotune; a
   // suite that gives the key narrows them to the modes it lists ([] = none).
-  std::vector<std::string> torch_references;
-  bool torch_references_given = false;
+  // nullopt: the key is not given.
+  std::optional<std::vector<std::string>> torch_references;
   Budget budget;
   AgentConfig agent;
   GateThresholds gates;

@@ -53,8 +53,8 @@ void aa_result(const RunState& st, const ExperimentRecord& base, report::Problem
 bool wants_references(const RunState& st, const Problem& p, const report::ProblemResult& res) {
   const ExperimentRecord* base = p.baseline();
   const config::Suite& s = st.opt.suite;
-  const bool has_reference = !s.torch_references.empty() ||
-                             (p.item->problem.kind == "kernelbench" && !s.torch_references_given);
+  const bool has_reference = p.item->problem.kind == "kernelbench" ? !s.torch_references || !s.torch_references->empty()
+                                                                   : s.torch_references && !s.torch_references->empty();
   return has_reference && base && base->passed && res.best_us > 0 && !st.aa_mode(p);
 }
 

@@ -436,7 +436,7 @@ TEST_F(SearchSuiteRun, ProblemWithoutSearchStillGetsReferenceTimings) {
   // KernelBench problem either.
   evaluated.clear();
   fs::remove_all(out);
-  suite.torch_references_given = true;
+  suite.torch_references.emplace();
   RunSummary none = run({it});
   EXPECT_EQ(none.results[0].eager_us, 0);
   EXPECT_EQ(std::count(evaluated.begin(), evaluated.end(), "reference kb"), 0);
