@@ -119,19 +119,23 @@ bool write_all(const char* path, const char* text) {
   return ok;
 }
 
-// How the task cap of `s` holds here: `how` is "own user namespace" (RLIMIT_NPROC counted
-// in it) or "pids cgroup" (root), else empty with `why` not.
+// How the task cap of `s` holds here: RLIMIT_NPROC counted in the worker's own user
+// namespace, or a pids cgroup of its own (root); kNone with `why` it cannot.
 struct TaskCap {
-  std::string how, why;
+  enum How { kNone, kUserNamespace, kPidsCgroup } how = kNone;
+  std::string why;
+  const char* name() const {
+    return how == kUserNamespace ? "own user namespace" : how == kPidsCgroup ? "pids cgroup" : "";
+  }
 };
 TaskCap task_cap(const Sandbox& s, const SandboxSupport& sup) {
   if (::geteuid() == 0) {
-    if (!sup.pids_cgroup.empty()) return {"pids cgroup", ""};
-    return {"", "root; " + sup.pids_note};
+    if (!sup.pids_cgroup.empty()) return {TaskCap::kPidsCgroup, ""};
+    return {TaskCap::kNone, "root; " + sup.pids_note};
   }
-  if (!s.isolate_network || !sup.net_namespace) return {"", "no user namespace"};
-  if (!sup.tasks_per_namespace) return {"", "Linux < 5.14 counts every process of the user"};
-  return {"own user namespace", ""};
+  if (!s.isolate_network || !sup.net_namespace) return {TaskCap::kNone, "no user namespace"};
+  if (!sup.tasks_per_namespace) return {TaskCap::kNone, "Linux < 5.14 counts every process of the user"};
+  return {TaskCap::kUserNamespace, ""};
 }
 
 // The pids controller's directory of this process's cgroup, from /proc/self/mountinfo and
@@ -364,8 +368,8 @@ std::string describe(const Sandbox& s) {
   if (s.max_address_space > 0) d += ", address space " + std::to_string(s.max_address_space >> 20) + " MiB";
   if (s.max_tasks > 0) {
     const TaskCap cap = task_cap(s, sup);
-    d += !cap.how.empty() ? ", tasks " + std::to_string(s.max_tasks) + " (" + cap.how + ")"
-                          : ", tasks not capped (" + cap.why + ")";
+    d += cap.how != TaskCap::kNone ? ", tasks " + std::to_string(s.max_tasks) + " (" + cap.name() + ")"
+                                   : ", tasks not capped (" + cap.why + ")";
   }
   d += "; environment: secrets removed";
   return d;
@@ -396,8 +400,8 @@ SandboxPlan prepare_sandbox(const Sandbox& s) {
   // Limits.
   p.no_core = !s.core_dumps;
   const TaskCap cap = s.max_tasks > 0 ? task_cap(s, sup) : TaskCap{};
-  if (cap.how == "own user namespace") p.nproc = s.max_tasks;
-  if (cap.how == "pids cgroup") {
+  if (cap.how == TaskCap::kUserNamespace) p.nproc = s.max_tasks;
+  if (cap.how == TaskCap::kPidsCgroup) {
     remove_worker_cgroups();
     std::string dir;
     {
