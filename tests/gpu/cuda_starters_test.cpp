@@ -129,7 +129,11 @@ const std::vector<StarterCase> kCases = {
     {"bias_gelu", "bias_gelu", {{{"R", 64}, {"C", 1024}}, {{"R", 31}, {"C", 1023}}, {{"R", 3}, {"C", 4097}}, {{"R", 70000}, {"C", 8}}},
      true, {{{"BLOCK", "128"}, {"VEC", "2"}}}},
     {"reduce_sum", "reduce_sum", {{{"R", 64}, {"C", 1024}}, {{"R", 33}, {"C", 1537}}, {{"R", 5}, {"C", 65537}}, {{"R", 3}, {"C", 16384}}},
-     true, {{{"BLOCK", "128"}, {"VEC", "2"}, {"ROW_PACKS", "1"}}}},
+     true,
+     {{{"BLOCK", "128"}, {"VEC", "2"}, {"ROW_PACKS", "1"}},
+      // several rows per block (the last block's rows past the end), one warp or two per row
+      {{"BLOCK", "256"}, {"ROW_WARPS", "1"}, {"ROW_PACKS", "8"}},
+      {{"BLOCK", "512"}, {"ROW_WARPS", "2"}, {"VEC", "4"}}}},
     {"cross_entropy", "cross_entropy", {{{"R", 64}, {"V", 1000}}, {{"R", 1100}, {"V", 1023}}, {{"R", 9}, {"V", 50257}}, {{"R", 5}, {"V", 65536}}},
      true, {{{"BLOCK", "128"}, {"VEC", "2"}, {"ROW_PACKS", "1"}, {"MAX_BLOCKS", "264"}}}},
     {"rotary_embedding", "rotary_embedding",
