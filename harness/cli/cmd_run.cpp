@@ -521,7 +521,10 @@ ExitCode cmd_run(const RunOptions& o) {
     eo.workspace = "";
     // Compiled mode: every slot swaps in the workspace's kernel files (kept kernels compose;
     // the final re-measure times the whole set).
-    if (item.problem.kernelbench_mode == "compiled") eo.kernels_dir = (fs::path(workspace) / gates::kKernelsDir).string();
+    if (item.problem.kernelbench_mode == "compiled") {
+      eo.kernels_dir = (fs::path(workspace) / gates::kKernelsDir).string();
+      eo.screen_slack = suite.budget.screen_slack;
+    }
     eo.seed = seed;
     eo.interrupted = &g_interrupted;  // a stop abandons the worker call in flight
     eo.thresholds = suite.gates;

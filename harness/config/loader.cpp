@@ -400,7 +400,7 @@ void parse_budget(YamlMap& m, Budget& b, Diagnostics& diags) {
   if (!m.mapping("budget", &n)) return;
   YamlMap bm(n, m.file(), "budget.",
              {"max_experiments", "problem_wall_s", "suite_wall_s", "problem_floor_s",
-              "max_consecutive_reverts", "target_speedup", "roofline_stop"},
+              "max_consecutive_reverts", "target_speedup", "roofline_stop", "screen_slack"},
              diags, m.loc("budget"));
   read_min<int>(bm, "max_experiments", &b.max_experiments, 0);
   read_min<double>(bm, "problem_wall_s", &b.problem_wall_s, 0.0, false);
@@ -409,6 +409,7 @@ void parse_budget(YamlMap& m, Budget& b, Diagnostics& diags) {
   read_min<int>(bm, "max_consecutive_reverts", &b.max_consecutive_reverts, 1);
   read_min<double>(bm, "target_speedup", &b.target_speedup, 1.0, false);
   read_fraction(bm, "roofline_stop", &b.roofline_stop, true);
+  read_min<double>(bm, "screen_slack", &b.screen_slack, 0.0);
   if (bm.has("problem_floor_s") && b.problem_floor_s > b.problem_wall_s) {
     std::ostringstream msg;
     msg << "'budget.problem_floor_s' (" << b.problem_floor_s

@@ -114,6 +114,10 @@ struct Budget {
   int max_consecutive_reverts = 5;
   double target_speedup = 2.0;
   double roofline_stop = 0.9;      // move on at >= 90% of roofline
+  // Compiled mode on a GPU: an edited kernel timed more than this fraction slower than the
+  // copy it replaces, alone on its call-site arguments, is reverted before the model-level
+  // gates run (0: every edit goes through every gate).
+  double screen_slack = 0.05;
 };
 
 struct AgentConfig {

@@ -88,6 +88,9 @@ struct Evaluator::Impl {
   protocol::HelloResult runtime;  // the last hello: device and software versions
   std::string baseline_id;  // path + content hash of the baseline compiled in the worker
   std::map<std::string, protocol::CaseResult> baseline_cache;  // case_id -> baseline numbers
+  // The kernel-level screen of the last compile (compiled mode): a slowdown that stands for
+  // the performance gate, or nullopt.
+  std::optional<GateResult> screen_failure;
   // The last candidate that passed every gate, by case_id; adopted as the next baseline's
   // numbers when the search promotes it (promote_last_candidate) instead of re-checking.
   std::map<std::string, protocol::CaseResult> last_passed;
@@ -307,6 +310,8 @@ struct Evaluator::Impl {
     cp.slot = "candidate";
     cp.source_path = cand;
     cp.defines = defines;
+    cp.screen = compiled() && opt.screen_slack > 0;
+    screen_failure.reset();
     worker::Reply r = worker->call("compile", Json(cp), compile_timeout());
     if (!r.good()) {
       fault_gate(g, r, "compile", "while compiling");
@@ -334,6 +339,13 @@ struct Evaluator::Impl {
     }
     g.rows.push_back({"compile", true, res.cache_hit ? "cached" : "compiled in " + fmt_num(res.compile_ms) + " ms",
                       res.compile_ms, 0});
+    if (cp.screen) {
+      screen_failure = judge_screen(res.screen, opt.screen_slack);
+      if (!res.screen.kernel.empty())
+        log::info("screen: kernel " + res.screen.kernel + " " + fmt_num(res.screen.candidate_us) + " us vs " +
+                  fmt_num(res.screen.best_us) + " us (" + res.screen.against + ")" +
+                  (screen_failure ? ": reverted before the model-level gates" : ""));
+    }
     return g;
   }
 
@@ -627,6 +639,8 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
     return ok;
   };
   bool ok = run(Gate::kStatic, [&] { return m.run_static(v.candidate, defines); });
+  // The kernel-level screen (compiled mode): its slowdown stands for the performance gate.
+  if (ok && m.screen_failure) ok = run(Gate::kPerformance, [&] { return *m.screen_failure; });
   ok = ok && run(Gate::kCorrectness, [&] {
     if (cases.empty()) {
       GateResult g;

@@ -36,6 +36,11 @@ struct EvalOptions {
   double request_timeout_s = 120;        // per worker request
   double compile_timeout_s = 0;          // per compile request; 0 = request_timeout_s
   bool run_performance = true;
+  // Compiled mode: the kernel-level screen (config::Budget::screen_slack; 0 = off). An
+  // edited kernel timed more than this fraction slower than the baseline's copy of it, on
+  // the trial call's arguments, fails the performance gate as a slowdown before the
+  // model-level gates run (judge_screen).
+  double screen_slack = 0;
   // KernelBench worker: the candidate slot is a native library (kgate_run) built by
   // kgate-native, not a ModelNew file (Evaluator::torch_references).
   bool native_candidate = false;

@@ -125,6 +125,30 @@ PerformanceJudgement judge_performance(const protocol::TimeResult& r, const std:
   return out;
 }
 
+std::optional<GateResult> judge_screen(const protocol::KernelScreen& s, double slack) {
+  if (slack <= 0 || s.kernel.empty() || !(s.best_us > 0) || !(s.candidate_us > 0)) return std::nullopt;
+  const double ratio = s.candidate_us / s.best_us;
+  if (!(ratio > 1 + slack)) return std::nullopt;
+  GateResult g;
+  g.gate = Gate::kPerformance;
+  g.status = GateStatus::kFail;
+  g.failed_case = "screen " + s.kernel;
+  const std::string against = s.against == "kept" ? "the kept copy" : "Inductor's kernel";
+  const std::string detail = "kernel " + s.kernel + " " + us(s.candidate_us) + " vs " + us(s.best_us) + " (" +
+                             against + "): " + fmt_num(ratio) + "x its time, medians of " +
+                             std::to_string(s.samples) + " launches each on the trial call's arguments";
+  CaseRow row;
+  row.case_id = g.failed_case;
+  row.pass = false;
+  row.error = s.candidate_us;
+  row.limit = (1 + slack) * s.best_us;
+  row.detail = detail;
+  g.rows.push_back(row);
+  g.reason = "performance: case " + g.failed_case + ": " + kSlowerThanTheBaseline + ": " + detail +
+             " (more than " + fmt_num(slack) + " over; the kernel-level screen: the model-level gates were not run)";
+  return g;
+}
+
 bool is_slowdown(const GateResult& g) {
   return g.gate == Gate::kPerformance && g.status == GateStatus::kFail &&
          g.reason.find(std::string(": ") + kSlowerThanTheBaseline + ": ") != std::string::npos;

@@ -7,6 +7,7 @@
 // The gate passes when the candidate is not slower. Keeping it as an improvement (lower
 // confidence bound of the speedup above keep_threshold) is the search's decision, made on
 // the Timing returned here.
+#include <optional>
 #include <string>
 
 #include "config/types.h"
@@ -30,6 +31,12 @@ PerformanceJudgement judge_performance(const protocol::TimeResult& r, const std:
 // than its baseline: correct work, no rule broken (a timed-call audit, pending side-stream
 // work, a time under the roofline floor, a failure while timed are not slowdowns).
 bool is_slowdown(const GateResult& g);
+
+// Compiled mode's kernel-level screen: a failed performance gate (a slowdown, so
+// is_slowdown reads it as one) when the edited kernel timed more than `slack` slower than
+// the copy the baseline runs; nullopt when it was not screened or is within the slack.
+// The model-level gates are then not run: the one kernel that differs ran slower alone.
+std::optional<GateResult> judge_screen(const protocol::KernelScreen& s, double slack);
 
 // Two interleaved runs of the same slots on the same inputs as one: samples appended per
 // slot, counts summed, notes joined, side-stream work if either saw it, the first non-zero

@@ -113,8 +113,11 @@ struct CompileParams {
   // Python worker: source_path is a native kgate library (kgate_run) built by kgate-native,
   // loaded as the slot beside the problem (a native op's PyTorch form).
   bool native = false;
+  // Python worker, compiled mode, on a GPU: the trial call also times the edited kernel
+  // against the baseline slot's copy of it (CompileResult::screen).
+  bool screen = false;
 };
-KGATE_WIRE_PARAMS(CompileParams, slot, source_path, defines, native)
+KGATE_WIRE_PARAMS(CompileParams, slot, source_path, defines, native, screen)
 
 // A static-lint finding of the worker (Python candidates are linted by the Python worker).
 struct LintFinding {
@@ -123,6 +126,19 @@ struct LintFinding {
   std::string message;
 };
 KGATE_WIRE_RESULT(LintFinding, line, rule, message)
+
+// Compiled mode's kernel-level screen: the edited kernel's launch and the copy the
+// baseline runs ("kept": a kept kernel file; "inductor": Inductor's own), each timed alone
+// on the trial call's arguments (L2 flushed, events around it), interleaved; medians.
+// An empty `kernel`: not screened.
+struct KernelScreen {
+  std::string kernel;
+  std::string against;
+  double best_us = 0;
+  double candidate_us = 0;
+  int samples = 0;
+};
+KGATE_WIRE_PART(KernelScreen, kernel, against, best_us, candidate_us, samples)
 
 struct CompileResult {
   bool compiled = false;
@@ -133,9 +149,10 @@ struct CompileResult {
   // kgate-native: the shared object it loaded (in the compile cache, or in the worker's own
   // directory once its writes are narrowed): what kgate copies for the PyTorch references.
   std::string library;
+  KernelScreen screen;
 };
 KGATE_WIRE_RESULT(CompileResult, compiled, cache_hit, compile_ms, log,
-                                                findings, library)
+                                                findings, library, screen)
 
 // ---- check ----------------------------------------------------------------------------
 struct CheckCase {

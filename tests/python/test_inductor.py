@@ -307,8 +307,9 @@ def _trial_setup(scale, launch=True):
 
 def test_trial_kernel_check_reports_a_mismatch():
     ref, ov, mod, log = _trial_setup(0.0)
-    res, lines = inductor.trial(ref, [ov], [torch.ones(8)], True, "/k/x.py",
-                                modules=lambda: [mod])
+    res, lines, screened = inductor.trial(ref, [ov], [torch.ones(8)], True, "/k/x.py",
+                                          modules=lambda: [mod])
+    assert screened is None
     assert log == ["orig", "new"]  # the original ran on clones first
     assert res == [{"kernel": "triton_poi_k_0", "ok": False, "max_abs_err": 2.0,
                     "arg": "out_ptr0"}]
@@ -316,9 +317,51 @@ def test_trial_kernel_check_reports_a_mismatch():
                      "max abs err 2 (first model call)"]
     assert mod.triton_poi_k_0.tag == "orig"
     ref, ov, mod, log = _trial_setup(2.0)
-    res, lines = inductor.trial(ref, [ov], [torch.ones(8)], True, "/k/x.py",
-                                modules=lambda: [mod])
+    res, lines, _ = inductor.trial(ref, [ov], [torch.ones(8)], True, "/k/x.py",
+                                   modules=lambda: [mod])
     assert res[0]["ok"] and res[0]["max_abs_err"] == 0.0 and lines == []
+
+
+def _pair_timer(best_us, cand_us, calls):
+    """A screen timer that launches each side twice and answers the given times."""
+    def time_pair(best, cand):
+        for f in (best, cand, cand, best):
+            f()
+        calls.append("pair")
+        return {"best_us": best_us, "candidate_us": cand_us, "samples": 2}
+    return time_pair
+
+
+def test_trial_screen_times_the_edited_kernel_against_inductors_on_clones():
+    ref, ov, mod, log = _trial_setup(2.0)
+    calls = []
+    x = torch.ones(8)
+    res, _, screened = inductor.trial(
+        ref, [ov], [x], True, "/k/x.py", modules=lambda: [mod],
+        screen=inductor.Screen("triton_poi_k_0", None, _pair_timer(10.0, 12.5, calls)))
+    # the check (original on clones, then the override), then the screen's launches
+    assert log == ["orig", "new", "orig", "new", "new", "orig"] and calls == ["pair"]
+    assert screened == {"kernel": "triton_poi_k_0", "against": "inductor", "best_us": 10.0,
+                        "candidate_us": 12.5, "samples": 2}
+    assert res[0]["ok"] and torch.equal(x, torch.ones(8))  # the model's input untouched
+    assert mod.triton_poi_k_0.tag == "orig"
+
+
+def test_trial_screen_against_a_kept_copy_and_only_for_its_kernel():
+    ref, ov, mod, log = _trial_setup(2.0)
+    kept = FakeKernel("kept", log, _doubler(2.0))
+    _, _, screened = inductor.trial(
+        ref, [ov], [torch.ones(8)], True, "/k/x.py", modules=lambda: [mod],
+        screen=inductor.Screen("triton_poi_k_0", kept, _pair_timer(9.0, 8.0, [])))
+    assert log == ["orig", "new", "kept", "new", "new", "kept"]
+    assert screened["against"] == "kept" and screened["candidate_us"] == 8.0
+    # a screen naming another kernel times nothing
+    ref, ov, mod, log = _trial_setup(2.0)
+    calls = []
+    _, _, screened = inductor.trial(
+        ref, [ov], [torch.ones(8)], True, "/k/x.py", modules=lambda: [mod],
+        screen=inductor.Screen("triton_poi_other_1", None, _pair_timer(1.0, 2.0, calls)))
+    assert screened is None and calls == [] and log == ["orig", "new"]
 
 
 def test_trial_never_launched_and_exceptions():

@@ -121,6 +121,37 @@ def test_launch_change_compiles_runs_and_matches(session):
     assert t["return_code"] == 0 and all(t["samples_us"].values()), t
 
 
+def test_screen_times_the_edited_kernel_against_the_baselines_copy(session):
+    """compile with `screen`: the edited kernel against Inductor's (the baseline slot is the
+    problem file), then against a kept copy (the baseline slot swapping the same edit in):
+    positive medians, the same launch config read equal within noise."""
+    w, inv, kdir, tmp = session
+    name = _kernel(inv, "pointwise")["name"]
+    b = w.ok("compile", slot="baseline", source_path=str(PROBLEM),
+             defines={"KGATE_BASELINE": "candidate"})
+    assert b["compiled"] and b["overrides"] == [], b
+    edit = _edited(tmp, kdir, name, lambda t: re.sub(r"^LAUNCH_NUM_WARPS = \d+",
+                                                     "LAUNCH_NUM_WARPS = 1", t, flags=re.M))
+    r = w.ok("compile", slot="candidate", source_path=str(edit), screen=True, timeout=300)
+    assert r["compiled"] and r["overrides"] == [name], r
+    sc = r["screen"]
+    assert sc["kernel"] == name and sc["against"] == "inductor" and sc["samples"] == 10, sc
+    assert sc["best_us"] > 0 and sc["candidate_us"] > 0, sc
+    # the same edit in the baseline slot: the screen compares it with itself
+    b = w.ok("compile", slot="baseline", source_path=str(edit),
+             defines={"KGATE_BASELINE": "candidate"}, timeout=300)
+    assert b["overrides"] == [name], b
+    r = w.ok("compile", slot="candidate", source_path=str(edit), screen=True, timeout=300)
+    sc = r["screen"]
+    assert sc["against"] == "kept", sc
+    assert 0.8 < sc["candidate_us"] / sc["best_us"] < 1.25, sc
+    # without the parameter nothing is timed
+    r = w.ok("compile", slot="candidate", source_path=str(edit), timeout=300)
+    assert "screen" not in r, r
+    w.ok("compile", slot="baseline", source_path=str(PROBLEM),
+         defines={"KGATE_BASELINE": "candidate"})
+
+
 def test_poisoned_store_compiles_but_fails_check(session):
     w, inv, kdir, tmp = session
     k = _kernel(inv, "pointwise")

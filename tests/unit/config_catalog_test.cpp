@@ -238,6 +238,7 @@ TEST(ConfigCatalog, BadSuiteReportsEveryError) {
           "configs/gpus (did you mean 'host-a'?)",
       f + ":7:27: error: 'budget.max_experiments' must be >= 0, got -1",
       f + ":7:47: error: 'budget.problem_wall_s' must be > 0, got 0",
+      f + ":7:64: error: 'budget.screen_slack' must be >= 0, got -0.5",
       f + ":8:15: error: 'agent.kind: command' needs 'agent.command'",
       f + ":8:24: error: unknown key 'agent.timeout' (did you mean 'timeout_s'?)",
       f + ":9:21: error: 'gates.confidence' must be in (0, 1), got 1.5",

@@ -91,6 +91,7 @@ TEST(ConfigLoader, GoodSuiteEveryKey) {
   EXPECT_DOUBLE_EQ(s.budget.suite_wall_s, 90);
   EXPECT_DOUBLE_EQ(s.budget.problem_floor_s, 5);
   EXPECT_EQ(s.budget.max_consecutive_reverts, 5);  // default kept
+  EXPECT_DOUBLE_EQ(s.budget.screen_slack, 0.1);
   EXPECT_EQ(s.agent.kind, "http");
   EXPECT_EQ(s.agent.url, "http://localhost:8000/v1");
   EXPECT_EQ(s.agent.model, "test-model");

@@ -5,14 +5,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "core/error.h"
 #include "gates/correctness_gate.h"
+#include "gates/performance_gate.h"
 #include "../verdict_expect.h"
 
 namespace kgate::gates {
@@ -381,6 +384,86 @@ done
   p.bench = {{"R", 1 << 10}, {"C", 1 << 12}};  // 48 MiB
   Evaluator fits(p, o);
   EXPECT_EQ(fits.device().name, "Fake GPU 1G");
+  fs::remove_all(dir);
+}
+
+// Compiled mode's kernel-level screen, through a fake Python worker (KGATE_PYTHON): the
+// candidate's compile asks for a screen (the baseline's does not); an edited kernel timed
+// over the slack is reverted as a slowdown before any check, the model-level gates listed
+// as not run; one within the slack goes on to the checks (which this worker fails).
+TEST(EvaluatorSetup, TheKernelScreenRevertsASlowKernelBeforeTheModelLevelGates) {
+  const fs::path dir = fs::temp_directory_path() / ("kgate_eval_screen_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path script = dir / "fake_python.sh";
+  std::ofstream(script) << R"SH(#!/bin/sh
+# A compiled-mode CUDA worker: compiles succeed; the candidate's screen answers the time
+# in the file cand_us; checks fail. Each request line is appended to requests.log.
+d=$(dirname "$0")
+while IFS= read -r line; do
+  printf '%s\n' "$line" >> "$d/requests.log"
+  id=$(printf '%s' "$line" | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2)
+  op=$(printf '%s' "$line" | grep -o '"op":"[a-z_]*"' | head -1 | cut -d'"' -f4)
+  case "$op" in
+    hello) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"runner\":\"fake\",\"version\":\"0\",\"protocol\":1,\"backend\":\"cuda\",\"device\":{\"name\":\"Fake GPU\",\"cc\":\"9.0\",\"memory_bytes\":1073741824}}}" ;;
+    compile)
+      if printf '%s' "$line" | grep -q '"screen":true'; then
+        echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"compiled\":true,\"screen\":{\"kernel\":\"triton_poi_k_0\",\"against\":\"inductor\",\"best_us\":100.0,\"candidate_us\":$(cat "$d/cand_us"),\"samples\":10}}}"
+      else
+        echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"compiled\":true}}"
+      fi ;;
+    check) echo "{\"v\":1,\"id\":$id,\"ok\":false,\"error\":{\"kind\":\"internal\",\"message\":\"fake: no checks here\"}}" ;;
+    shutdown) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{}}"; exit 0 ;;
+    *) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{}}" ;;
+  esac
+done
+)SH";
+  fs::permissions(script, fs::perms::owner_all);
+  std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
+  std::ofstream(dir / "triton_poi_k_0.py") << "# kgate:kernel triton_poi_k_0\n";
+  const char* old_python = std::getenv("KGATE_PYTHON");
+  const std::string saved = old_python ? old_python : "";
+  ::setenv("KGATE_PYTHON", script.c_str(), 1);
+  ::setenv("KGATE_WORKER_SPARE", "0", 1);
+  config::NativeProblem p = config::kernelbench_problem("k0", (dir / "problem.py").string(), "compile");
+  p.kernelbench_mode = "compiled";
+  EvalOptions o = options();
+  o.backend = "cuda";
+  o.writable = {dir.string()};
+  o.screen_slack = 0.05;
+  {
+    Evaluator ev(p, o);
+    std::ofstream(dir / "cand_us") << "112.0";
+    CandidateVerdict v = ev.evaluate((dir / "triton_poi_k_0.py").string(), {}, "");
+    EXPECT_FALSE(v.passed);
+    ASSERT_TRUE(v.failed_gate.has_value());
+    EXPECT_EQ(*v.failed_gate, Gate::kPerformance);
+    const std::string why = reason(v);
+    EXPECT_NE(why.find("screen triton_poi_k_0: slower than the baseline: kernel triton_poi_k_0 112 us vs 100 us "
+                       "(Inductor's kernel): 1.12x its time"),
+              std::string::npos) << why;
+    EXPECT_TRUE(is_slowdown(gate(v, Gate::kPerformance)));
+    EXPECT_EQ(gate(v, Gate::kCorrectness).reason, "not run: the performance gate failed");
+    std::ifstream log(dir / "requests.log");
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text.find("\"op\":\"check\""), std::string::npos) << "a screened candidate was checked";
+    std::istringstream lines(text);
+    int screened = 0;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find("\"op\":\"compile\"") == std::string::npos) continue;
+      const bool asked = line.find("\"screen\":true") != std::string::npos;
+      EXPECT_EQ(asked, line.find("\"slot\":\"candidate\"") != std::string::npos) << line;
+      screened += asked;
+    }
+    EXPECT_EQ(screened, 1);
+
+    std::ofstream(dir / "cand_us") << "104.0";  // within the slack: the checks run
+    v = ev.evaluate((dir / "triton_poi_k_0.py").string(), {}, "");
+    ASSERT_TRUE(v.failed_gate.has_value());
+    EXPECT_EQ(*v.failed_gate, Gate::kCorrectness) << reason(v);
+  }
+  if (saved.empty()) ::unsetenv("KGATE_PYTHON");
+  else ::setenv("KGATE_PYTHON", saved.c_str(), 1);
+  ::unsetenv("KGATE_WORKER_SPARE");
   fs::remove_all(dir);
 }
 

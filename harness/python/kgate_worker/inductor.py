@@ -1132,22 +1132,37 @@ def _load_template(ov: Override, original_source: str, PyCodeCache) -> None:
     ov.autotuner = k
 
 
+@dataclass
+class Screen:
+    """The kernel-level screen of the edited kernel `name` in the trial call: its launch
+    timed against `best` -- the copy the experiment's baseline runs (a kept kernel), or
+    Inductor's own when None -- on the same call-site arguments. `time_pair(best, cand)`
+    times two zero-argument launches and answers {best_us, candidate_us, samples}."""
+    name: str
+    best: Any
+    time_pair: Callable[[Callable, Callable], dict]
+
+
 class _Probe:
     """An override during the trial call: counts launches and, on the first launch, runs
     the original kernel on stride-preserving clones of the arguments and compares every
-    tensor argument after both (the kernel-level check)."""
+    tensor argument after both (the kernel-level check); with a screen, it then times the
+    override against the kernel it competes with on those clones."""
 
-    def __init__(self, name: str, kernel, swapped_ref: list, arg_names: list, check: bool):
+    def __init__(self, name: str, kernel, swapped_ref: list, arg_names: list, check: bool,
+                 screen: Screen | None = None):
         self.name, self.kernel = name, kernel
         self.swapped_ref = swapped_ref
         self.arg_names = arg_names
         self.check = check
+        self.screen = screen
         self.launches = 0
         self.result: dict | None = None
+        self.screened: dict | None = None
 
     def run(self, *args, **kwargs):
         self.launches += 1
-        if not self.check or self.result is not None:
+        if self.launches > 1 or not self.check:
             return self.kernel.run(*args, **kwargs)
         torch = _torch()
         orig = self.swapped_ref[0].active.get(self.name)
@@ -1171,8 +1186,27 @@ class _Probe:
                 torch.cuda.empty_cache()
                 self.result = {"kernel": self.name, "ok": True, "max_abs_err": 0.0, "arg": "",
                                "skipped": "out of device memory for the comparison"}
-            del clones
+        # Timed on the clones (the model's own arguments go on as the launch left them: an
+        # in-place kernel run again would change them); without clones, not screened.
+        if clones is not None:
+            self._time(orig, clones, kwargs)
+        del clones
         return out
+
+    def _time(self, orig, args, kwargs) -> None:
+        if self.screen is None:
+            return
+        best = self.screen.best if self.screen.best is not None else orig
+        try:
+            t = self.screen.time_pair(lambda: best.run(*args, **kwargs),
+                                      lambda: self.kernel.run(*args, **kwargs))
+        except _torch().cuda.OutOfMemoryError:
+            _torch().cuda.empty_cache()
+            return
+        self.screened = {"kernel": self.name,
+                         "against": "kept" if self.screen.best is not None else "inductor",
+                         "best_us": float(t["best_us"]), "candidate_us": float(t["candidate_us"]),
+                         "samples": int(t["samples"])}
 
     def __getattr__(self, attr):
         if attr == "kernel":  # not set yet (copy, pickle): no recursion
@@ -1252,14 +1286,16 @@ def compare_args(name: str, got: list, want: list, arg_names: list) -> dict:
 
 
 def trial(ref: CompiledReference, overrides: list, inputs: list, check: bool,
-          source_path: str, modules: Callable[[], list] = _code_cache_modules
-          ) -> tuple[list, list]:
-    """One model call with the overrides behind probes. Returns (kernel_check, log lines);
-    raises CompileFailure when an override is never launched or the call raises."""
+          source_path: str, modules: Callable[[], list] = _code_cache_modules,
+          screen: Screen | None = None) -> tuple[list, list, dict | None]:
+    """One model call with the overrides behind probes. Returns (kernel_check, log lines,
+    the screen's timing of its kernel or None); raises CompileFailure when an override is
+    never launched or the call raises."""
     torch = _torch()
     holder: list = []
     probes = {ov.name: _Probe(ov.name, ov.autotuner, holder,
-                              [a["name"] for a in ref.entries[ov.name]["args"]], check)
+                              [a["name"] for a in ref.entries[ov.name]["args"]], check,
+                              screen if screen is not None and screen.name == ov.name else None)
               for ov in overrides}
     sm = SwappedModel(ref.compiled, probes, modules)
     holder.append(sm)
@@ -1290,4 +1326,5 @@ def trial(ref: CompiledReference, overrides: list, inputs: list, check: bool,
             log.append(f"{by_name[name].path}: kernel-level check: {name} arg "
                        f"{p.result['arg']} max abs err {p.result['max_abs_err']:.3g} "
                        "(first model call)")
-    return results, log
+    screened = next((p.screened for p in probes.values() if p.screened is not None), None)
+    return results, log, screened

@@ -9,6 +9,7 @@ import contextlib
 import math
 import os
 import platform
+import statistics
 import sys
 import time
 from typing import Any
@@ -20,6 +21,7 @@ MODEL_SEED = 42          # torch.manual_seed before constructing Model / ModelNe
 SIGN_SALT = 0x5167_4E5F_D15C_0001  # keeps the sign-flip stream apart from get_inputs()
 DEGENERATE_SEEDS = (1, 2)
 TRUTH_CACHE_ENTRIES = 16
+SCREEN_SAMPLES = 10  # per side: the kernel-level screen of an edited kernel (compile)
 BASELINE_MODES = {"eager": None, "compile": "default",
                   "compile-max-autotune": "max-autotune-no-cudagraphs"}
 DISTS = {"problem": "problem", "normal": "problem", "signed": "signed"}
@@ -946,6 +948,7 @@ class Worker:
                 raise bad_request(f"define '{k}' must be a string value")
         ref_rule = param(params, "reference_op_rule", "bool", None)
         native = param(params, "native", "bool", False)
+        screen = param(params, "screen", "bool", False)
         p = self._need_problem()
         if ref_rule is None:
             ref_rule = p.reference_op_rule
@@ -958,7 +961,7 @@ class Worker:
             elif slot == "baseline":
                 res = self._compile_baseline(p, path, defines, ref_rule)
             elif p.mode == "compiled":
-                res = self._compile_compiled(p, path, defines)
+                res = self._compile_compiled(p, path, defines, screen=screen)
             else:
                 res = self._compile_candidate(p, path, defines, ref_rule=ref_rule)
         patch = clocks.finding(path)
@@ -1111,11 +1114,13 @@ class Worker:
                 "rules_exempt": ["reference-op"] if not ref_rule else []}
 
     def _compile_compiled(self, p: Problem, path: str, defines: dict,
-                          slot: str = "candidate") -> dict:
+                          slot: str = "candidate", screen: bool = False) -> dict:
         """Compiled mode: the compiled reference with the kernel files of kernels_dir (the
         source_path file replacing the one of its NAME) swapped in; an unchanged file is
         dropped, each other one is linted, loaded, pinned to its LAUNCH_* config, checked
-        against the call site and tried in one model call."""
+        against the call site and tried in one model call. With `screen` (on a GPU), the
+        trial also times the edited kernel against the baseline slot's copy of it
+        (`screen` in the answer: the orchestrator's kernel-level screen)."""
         from . import inductor
         if not os.path.isfile(path):
             return {"compiled": False, "log": f"{path}: no such file"}
@@ -1152,9 +1157,13 @@ class Worker:
             for ov in overrides:
                 self._prepare_override(ref, ov)
             kernel_check: list = []
+            screened = None
             if overrides:
-                kernel_check, check_log = inductor.trial(
-                    ref, overrides, self.draw_inputs(MODEL_SEED, "problem"), True, path)
+                spec = (self._screen(own) if screen and self.cuda and own
+                        and any(ov.name == own for ov in overrides) else None)
+                kernel_check, check_log, screened = inductor.trial(
+                    ref, overrides, self.draw_inputs(MODEL_SEED, "problem"), True, path,
+                    screen=spec)
                 log_lines += check_log
         except inductor.CompileFailure as e:
             res = {"compiled": False, "log": "\n".join(log_lines + [e.log])}
@@ -1170,7 +1179,41 @@ class Worker:
                "kernel": own or ""}
         if overrides:
             res["kernel_check"] = kernel_check
+        if screened is not None:
+            res["screen"] = screened
         return res
+
+    def _screen(self, name: str):
+        """The screen of kernel `name` against the baseline slot's copy of it (Inductor's
+        own when that slot does not swap it): each launch timed alone, as the `time` op
+        times a model -- L2 flushed, events around it, the host's issue left out by a
+        lead --, the two interleaved, SCREEN_SAMPLES each."""
+        from . import cuda_timing, inductor
+        base = self.slots.get("baseline")
+        model = getattr(base, "model", None)
+        best = (model.overrides.get(name) if isinstance(model, inductor.SwappedModel)
+                else None)
+        l2 = (self.device_info or {}).get("l2_bytes") or (32 << 20)
+
+        def time_pair(best_fn, cand_fn) -> dict:
+            sampler = cuda_timing.Sampler(torch, self.device, 2 * l2)
+            issue = []
+            for f in (best_fn, cand_fn, best_fn, cand_fn):
+                self.sync()
+                t0 = clocks.perf_counter()
+                f()
+                issue.append((clocks.perf_counter() - t0) * 1e6)
+            self.sync()
+            sampler.set_lead(cuda_timing.lead_us(issue))
+            b: list = []
+            c: list = []
+            for i in range(SCREEN_SAMPLES):
+                for xs, f in ((b, best_fn), (c, cand_fn)) if i % 2 == 0 else \
+                        ((c, cand_fn), (b, best_fn)):
+                    xs.append(sampler.sample("screen", f))
+            return {"best_us": statistics.median(b), "candidate_us": statistics.median(c),
+                    "samples": SCREEN_SAMPLES}
+        return inductor.Screen(name, best, time_pair)
 
     def _prepare_override(self, ref, ov) -> None:
         """Lint, the kernel's name, then load + pin + precompile (inductor.load_override);
