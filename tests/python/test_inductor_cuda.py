@@ -281,10 +281,12 @@ def test_template_offer_is_written_swapped_in_and_correct(tmp_path, problem):
         t = k["templates"][0]
         assert t["template"] == "row-softmax" and t["file"].startswith("templates/"), t
         tpl = tmp_path / t["file"]
-        r = w.ok("compile", slot="candidate", source_path=str(tpl), timeout=300)
+        r = w.ok("compile", slot="candidate", source_path=str(tpl), screen=True,
+                 timeout=300)
         assert r["compiled"], r
         assert r["overrides"] == [k["name"]], r
         assert [x["ok"] for x in r["kernel_check"]] == [True], r["kernel_check"]
+        assert "screen" not in r, r  # a template file is not screened
         c = _check(w)
         assert c["return_code"] == 0 and all(o["over_tol"] == 0 for o in c["outputs"]), c
         b = w.ok("compile", slot="baseline", source_path=str(path),

@@ -1159,8 +1159,11 @@ class Worker:
             kernel_check: list = []
             screened = None
             if overrides:
-                spec = (self._screen(own) if screen and self.cuda and own
-                        and any(ov.name == own for ov in overrides) else None)
+                # A template file is not screened: the template agent judges its points by
+                # the model's time (a close loser is tuned, not dropped).
+                edited = next((ov for ov in overrides if ov.name == own), None)
+                spec = (self._screen(own) if screen and self.cuda and edited is not None
+                        and inductor.template_name(edited.tree) is None else None)
                 kernel_check, check_log, screened = inductor.trial(
                     ref, overrides, self.draw_inputs(MODEL_SEED, "problem"), True, path,
                     screen=spec)
