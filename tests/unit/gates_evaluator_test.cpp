@@ -346,28 +346,40 @@ TEST(EvaluatorSetup, MissingRunnerIsAnInfraError) {
   EXPECT_THROW(Evaluator(problem(), o), InfraError);
 }
 
-// A CUDA worker reporting a 1 GiB device: a native bench shape of 3 GiB (inputs and two
-// outputs) is refused at bench's line before the problem is loaded, naming the device; a
-// shape that fits is loaded. (`kgate bench` has no GPU target file to plan against.)
-TEST(EvaluatorSetup, ABenchShapePastTheDevicesMemoryIsRefusedBeforeTheLoad) {
-  const fs::path dir = fs::temp_directory_path() / ("kgate_eval_gpu_mem_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+// A worker of shell: every request line appended to DIR/requests.log, `hello` answered as
+// a CUDA device of 1 GiB named `device`, `shutdown` ends it, the ops in `cases` (shell case
+// arms, $line and $id and the directory $d at hand) as they say, any other with an empty
+// result. Returns the script's path.
+fs::path fake_cuda_worker(const fs::path& dir, const std::string& device, const std::string& cases) {
   const fs::path script = dir / "fake_cuda_worker.sh";
-  std::ofstream(script) << R"SH(#!/bin/sh
-# A CUDA worker with a 1 GiB device that answers every other request with an empty result.
-while IFS= read -r line; do
+  std::ofstream(script) << "#!/bin/sh\nd=$(dirname \"$0\")\n" << R"SH(while IFS= read -r line; do
+  printf '%s\n' "$line" >> "$d/requests.log"
   id=$(printf '%s' "$line" | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2)
   op=$(printf '%s' "$line" | grep -o '"op":"[a-z_]*"' | head -1 | cut -d'"' -f4)
   case "$op" in
-    hello) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"runner\":\"fake\",\"version\":\"0\",\"protocol\":1,\"backend\":\"cuda\",\"device\":{\"name\":\"Fake GPU 1G\",\"cc\":\"9.0\",\"memory_bytes\":1073741824}}}" ;;
+    hello) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"runner\":\"fake\",\"version\":\"0\",\"protocol\":1,\"backend\":\"cuda\",\"device\":{\"name\":\")SH"
+                        << device << R"SH(\",\"cc\":\"9.0\",\"memory_bytes\":1073741824}}}" ;;)SH"
+                        << cases << R"SH(
     shutdown) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{}}"; exit 0 ;;
     *) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{}}" ;;
   esac
 done
 )SH";
   fs::permissions(script, fs::perms::owner_all);
+  return script;
+}
+
+// A CUDA worker reporting a 1 GiB device: a native bench shape of 3 GiB (inputs and two
+// outputs) is refused at bench's line before the problem is loaded, naming the device; a
+// shape that fits is loaded. (`kgate bench` has no GPU target file to plan against.)
+TEST(EvaluatorSetup, ABenchShapePastTheDevicesMemoryIsRefusedBeforeTheLoad) {
+  const fs::path dir = fs::temp_directory_path() / ("kgate_eval_gpu_mem_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // A CUDA worker with a 1 GiB device that answers every other request with an empty result.
+  const fs::path script = fake_cuda_worker(dir, "Fake GPU 1G", "");
   EvalOptions o = options();
   o.backend = "cuda";
+  o.writable = {dir.string()};  // its requests.log
   o.native_bin = script.string();
   config::NativeProblem p = problem();
   p.bench_loc = config::SourceLoc{"problem.yaml", 4, 8};
@@ -394,30 +406,16 @@ done
 TEST(EvaluatorSetup, TheKernelScreenRevertsASlowKernelBeforeTheModelLevelGates) {
   const fs::path dir = fs::temp_directory_path() / ("kgate_eval_screen_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const fs::path script = dir / "fake_python.sh";
-  std::ofstream(script) << R"SH(#!/bin/sh
-# A compiled-mode CUDA worker: compiles succeed; the candidate's screen answers the time
-# in the file cand_us; checks fail. Each request line is appended to requests.log.
-d=$(dirname "$0")
-while IFS= read -r line; do
-  printf '%s\n' "$line" >> "$d/requests.log"
-  id=$(printf '%s' "$line" | grep -o '"id":[0-9]*' | head -1 | cut -d: -f2)
-  op=$(printf '%s' "$line" | grep -o '"op":"[a-z_]*"' | head -1 | cut -d'"' -f4)
-  case "$op" in
-    hello) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"runner\":\"fake\",\"version\":\"0\",\"protocol\":1,\"backend\":\"cuda\",\"device\":{\"name\":\"Fake GPU\",\"cc\":\"9.0\",\"memory_bytes\":1073741824}}}" ;;
+  // A compiled-mode worker: compiles succeed; the candidate's screen answers the time in
+  // the file cand_us; checks fail. Each request line is appended to requests.log.
+  const fs::path script = fake_cuda_worker(dir, "Fake GPU", R"SH(
     compile)
       if printf '%s' "$line" | grep -q '"screen":true'; then
         echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"compiled\":true,\"screen\":{\"kernel\":\"triton_poi_k_0\",\"against\":\"inductor\",\"best_us\":100.0,\"candidate_us\":$(cat "$d/cand_us"),\"samples\":10}}}"
       else
         echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"compiled\":true}}"
       fi ;;
-    check) echo "{\"v\":1,\"id\":$id,\"ok\":false,\"error\":{\"kind\":\"internal\",\"message\":\"fake: no checks here\"}}" ;;
-    shutdown) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{}}"; exit 0 ;;
-    *) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{}}" ;;
-  esac
-done
-)SH";
-  fs::permissions(script, fs::perms::owner_all);
+    check) echo "{\"v\":1,\"id\":$id,\"ok\":false,\"error\":{\"kind\":\"internal\",\"message\":\"fake: no checks here\"}}" ;;)SH");
   std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
   std::ofstream(dir / "triton_poi_k_0.py") << "# kgate:kernel triton_poi_k_0\n";
   const char* old_python = std::getenv("KGATE_PYTHON");
