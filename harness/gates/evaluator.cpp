@@ -668,6 +668,9 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
       v.gates.push_back(s);
     }
   }
+  // In the gates' own order (the kernel-level screen fails the performance gate first).
+  std::stable_sort(v.gates.begin(), v.gates.end(),
+                   [](const GateResult& a, const GateResult& b) { return a.gate < b.gate; });
   v.passed = ok;
   v.wall_s = since(t0);
   m.promoted = false;

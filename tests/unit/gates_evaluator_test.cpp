@@ -441,6 +441,9 @@ TEST(EvaluatorSetup, TheKernelScreenRevertsASlowKernelBeforeTheModelLevelGates) 
               std::string::npos) << why;
     EXPECT_TRUE(is_slowdown(gate(v, Gate::kPerformance)));
     EXPECT_EQ(gate(v, Gate::kCorrectness).reason, "not run: the performance gate failed");
+    ASSERT_EQ(v.gates.size(), 4u);  // in the gates' order
+    EXPECT_EQ(v.gates[1].gate, Gate::kCorrectness);
+    EXPECT_EQ(v.gates[3].gate, Gate::kPerformance);
     std::ifstream log(dir / "requests.log");
     std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
     EXPECT_EQ(text.find("\"op\":\"check\""), std::string::npos) << "a screened candidate was checked";
