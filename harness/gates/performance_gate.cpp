@@ -10,6 +10,12 @@ namespace kgate::gates {
 namespace {
 // The performance gate's one slowdown failure (is_slowdown reads it back).
 constexpr const char* kSlowerThanTheBaseline = "slower than the baseline";
+// The failed case of the kernel-level screen: this, then the kernel's name.
+constexpr std::string_view kScreenCase = "screen ";
+// A kernel launch timed alone with events is not told apart from its neighbours below this
+// (the worker times such calls in CUDA-graph batches): shorter kernels are not screened.
+constexpr double kScreenMinUs = 20;
+constexpr int kScreenMinSamples = 5;
 }  // namespace
 namespace {
 
@@ -126,13 +132,15 @@ PerformanceJudgement judge_performance(const protocol::TimeResult& r, const std:
 }
 
 std::optional<GateResult> judge_screen(const protocol::KernelScreen& s, double slack) {
-  if (slack <= 0 || s.kernel.empty() || !(s.best_us > 0) || !(s.candidate_us > 0)) return std::nullopt;
+  if (slack <= 0 || s.kernel.empty() || s.samples < kScreenMinSamples || !(s.best_us >= kScreenMinUs) ||
+      !(s.candidate_us > 0))
+    return std::nullopt;
   const double ratio = s.candidate_us / s.best_us;
   if (!(ratio > 1 + slack)) return std::nullopt;
   GateResult g;
   g.gate = Gate::kPerformance;
   g.status = GateStatus::kFail;
-  g.failed_case = "screen " + s.kernel;
+  g.failed_case = std::string(kScreenCase) + s.kernel;
   const std::string against = s.against == "kept" ? "the kept copy" : "Inductor's kernel";
   const std::string detail = "kernel " + s.kernel + " " + us(s.candidate_us) + " vs " + us(s.best_us) + " (" +
                              against + "): " + fmt_num(ratio) + "x its time, medians of " +
@@ -148,6 +156,8 @@ std::optional<GateResult> judge_screen(const protocol::KernelScreen& s, double s
              " (more than " + fmt_num(slack) + " over; the kernel-level screen: the model-level gates were not run)";
   return g;
 }
+
+bool is_screen_case(const std::string& failed_case) { return failed_case.starts_with(kScreenCase); }
 
 bool is_slowdown(const GateResult& g) {
   return g.gate == Gate::kPerformance && g.status == GateStatus::kFail &&

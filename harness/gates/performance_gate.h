@@ -34,9 +34,13 @@ bool is_slowdown(const GateResult& g);
 
 // Compiled mode's kernel-level screen: a failed performance gate (a slowdown, so
 // is_slowdown reads it as one) when the edited kernel timed more than `slack` slower than
-// the copy the baseline runs; nullopt when it was not screened or is within the slack.
+// the copy the baseline runs; nullopt when it was not screened, is within the slack, or the
+// copy runs under 20 us or was timed fewer than 5 times (too short, too few to tell).
 // The model-level gates are then not run: the one kernel that differs ran slower alone.
 std::optional<GateResult> judge_screen(const protocol::KernelScreen& s, double slack);
+
+// Whether a failed case is the screen's ("screen NAME").
+bool is_screen_case(const std::string& failed_case);
 
 // Two interleaved runs of the same slots on the same inputs as one: samples appended per
 // slot, counts summed, notes joined, side-stream work if either saw it, the first non-zero

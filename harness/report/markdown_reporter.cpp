@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "report/format.h"
+#include "stats/descriptive.h"
 
 namespace kgate::report {
 namespace {
@@ -51,10 +52,14 @@ std::string dispatch_row(const LevelSummary& l, const std::string& name) {
     auto it = l.fallback_kinds.find(k);
     return std::to_string(it == l.fallback_kinds.end() ? 0 : it->second);
   };
+  const auto& w = l.experiment_wall_s;
+  const std::string cost = w.empty() ? "-"
+                                     : fmt::num(stats::median(w), 1) + " / " + fmt::num(stats::quantile(w, 0.9), 1);
   return "| " + fmt::md_cell(name) + " | " + std::to_string(l.compiled) + " | " + std::to_string(l.improved) + " | " +
          kind("no-triton") + " | " + kind("extern-dominated") + " | " + kind("at-roofline") + " | " + kind("gate-failed") + " | " +
          kind("not-faster") + " | " + fmt::speedup(l.geomean_vs_compile) + " | " +
-         fmt::speedup(l.geomean_vs_max_autotune) + " | " + fmt::speedup(l.geomean_vs_eager) + " |\n";
+         fmt::speedup(l.geomean_vs_max_autotune) + " | " + fmt::speedup(l.geomean_vs_eager) + " | " +
+         std::to_string(w.size()) + " (" + std::to_string(l.experiments_screened) + ") | " + cost + " |\n";
 }
 
 std::string dispatch_problem_row(const ProblemRow& row) {
@@ -79,8 +84,9 @@ std::string markdown_dispatch_tables(const Summary& s, size_t max_bytes) {
   std::string t =
       "## Dispatch-aware search (torch.compile's Triton kernels)\n\n"
       "| Level | Problems | Improved | Fallback: no Triton | extern-dominated | at roofline | gate failed | "
-      "not faster | Geomean vs torch.compile | vs max-autotune | vs eager |\n"
-      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+      "not faster | Geomean vs torch.compile | vs max-autotune | vs eager | Experiments (screened) | "
+      "s per experiment: median / p90 |\n"
+      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const auto& l : s.levels)
     if (l.compiled > 0) t += dispatch_row(l, l.level);
   if (s.levels.size() > 1) t += dispatch_row(s.overall, "**all**");

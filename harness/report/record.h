@@ -106,6 +106,10 @@ struct ProblemResult {
   int kernels_searched = 0;
   int kernels_kept = 0;
   int templates_kept = 0;    // compiled: kept kernels that are one of kgate's templates
+  // compiled: each experiment's wall time after the baseline (agent turn and gates), s, and
+  // how many of them the kernel-level screen reverted before the model-level gates
+  std::vector<double> experiment_wall_s;
+  int experiments_screened = 0;
   // What the accepted results of the history are keyed by besides problem and GPU: a hash
   // of what makes two results' times comparable (the problem file, the backend). "" = unknown.
   std::string config_key;
@@ -120,6 +124,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemResult, version, run_id, 
                                                 compile_max_autotune_us, mode, fallback_kind,
                                                 triton_share, triton_kernels, extern_calls,
                                                 kernels_searched, kernels_kept, templates_kept, config_key,
-                                                vs_accepted)
+                                                vs_accepted, experiment_wall_s, experiments_screened)
 
 }  // namespace kgate::report

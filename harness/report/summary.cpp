@@ -151,6 +151,8 @@ struct Accumulator {
     if (r.mode == "compiled") {
       ++s.compiled;
       if (r.outcome == Outcome::kFallback && !r.fallback_kind.empty()) ++s.fallback_kinds[r.fallback_kind];
+      s.experiment_wall_s.insert(s.experiment_wall_s.end(), r.experiment_wall_s.begin(), r.experiment_wall_s.end());
+      s.experiments_screened += r.experiments_screened;
     }
     if (row.failure == FailureKind::kError) ++s.error_count;
     if (is_failing(row.failure, gate_performance)) ++s.failures;

@@ -78,6 +78,9 @@ struct LevelSummary {
   // ("no-triton", "extern-dominated", "at-roofline", "gate-failed", "not-faster").
   int compiled = 0;
   std::map<std::string, int> fallback_kinds;
+  // their experiments' wall times after the baseline (s), and how many the screen reverted
+  std::vector<double> experiment_wall_s;
+  int experiments_screened = 0;
   double fast_p[kFastPCount] = {0, 0, 0, 0};         // fractions in [0, 1]
   int fast_p_count[kFastPCount] = {0, 0, 0, 0};
   double wall_s = 0;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "gates/performance_gate.h"
 #include "gates/static_gate.h"
 
 namespace kgate::search::suite {
@@ -202,6 +203,11 @@ void fill_compiled(const Problem& p, report::ProblemResult& res) {
       kept.insert(r.kernel);
       if (r.point.count(kTemplatePointKey)) templated.insert(r.kernel);
     }
+  for (const auto& r : p.records) {
+    if (r.n == 0) continue;
+    res.experiment_wall_s.push_back(r.wall_s);
+    if (gates::is_screen_case(r.failed_case)) ++res.experiments_screened;
+  }
   res.kernels_kept = static_cast<int>(kept.size());
   res.templates_kept = static_cast<int>(templated.size());
   res.best_candidate = (fs::path(p.ws) / gates::kKernelsDir).string();

@@ -268,5 +268,29 @@ TEST(PerformanceGate, ExtendingAnInconclusiveRunResolvesAThreePercentSlowdown) {
   EXPECT_LE(merged_unknown, 1);
 }
 
+// The kernel-level screen: over the slack a slowdown of the performance gate (so the
+// search counts it as "not faster"), within it, unscreened, too short or too few samples
+// no verdict at all.
+TEST(KernelScreen, OverTheSlackIsASlowdownWithinItOrTooShortIsNoVerdict) {
+  protocol::KernelScreen s{"triton_red_k_1", "kept", 200.0, 230.0, 10};
+  auto g = judge_screen(s, 0.05);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->gate, Gate::kPerformance);
+  EXPECT_EQ(g->status, GateStatus::kFail);
+  EXPECT_EQ(g->failed_case, "screen triton_red_k_1");
+  EXPECT_TRUE(is_slowdown(*g));
+  EXPECT_TRUE(is_screen_case(g->failed_case));
+  EXPECT_FALSE(is_screen_case("seed=1/f32/problem"));
+  EXPECT_NE(g->reason.find("kernel triton_red_k_1 230 us vs 200 us (the kept copy): 1.15x its time, medians of 10"),
+            std::string::npos) << g->reason;
+  ASSERT_EQ(g->rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(g->rows[0].limit, 210.0);
+  EXPECT_FALSE(judge_screen({"k", "inductor", 200.0, 209.0, 10}, 0.05).has_value());  // within 5 %
+  EXPECT_FALSE(judge_screen(s, 0).has_value());                                       // screen off
+  EXPECT_FALSE(judge_screen({"", "", 0, 0, 0}, 0.05).has_value());                     // not screened
+  EXPECT_FALSE(judge_screen({"k", "inductor", 12.0, 30.0, 10}, 0.05).has_value());   // under 20 us
+  EXPECT_FALSE(judge_screen({"k", "inductor", 200.0, 300.0, 3}, 0.05).has_value());  // 3 samples
+}
+
 }  // namespace
 }  // namespace kgate::gates

@@ -35,6 +35,33 @@ TEST(ReportMarkdown, DispatchRowsCountKeptTemplates) {
   EXPECT_NE(md.find("| 2 | 2 |"), std::string::npos) << md;
 }
 
+// The per-level row says what an experiment cost: how many ran (how many the kernel-level
+// screen reverted) and the median and 90th percentile of their wall times over the level.
+TEST(ReportMarkdown, DispatchRowsGiveTheCostOfAnExperiment) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  ASSERT_FALSE(run.results.empty());
+  ProblemResult a = run.results.front();
+  a.mode = "compiled";
+  a.outcome = Outcome::kFallback;
+  a.fallback_kind = "not-faster";
+  a.experiment_wall_s = {1.0, 2.0, 9.0};
+  a.experiments_screened = 2;
+  ProblemResult b = a;
+  b.problem += "_b";
+  b.experiment_wall_s = {3.0, 4.0};
+  b.experiments_screened = 0;
+  run.results = {a, b};
+  std::string md = markdown_dispatch_tables(summarize(run), kMarkdownMaxBytes);
+  EXPECT_NE(md.find("Experiments (screened) | s per experiment: median / p90 |"), std::string::npos) << md;
+  // over the five walls of the level: median 3.0, 90th percentile between 4 and 9
+  EXPECT_NE(md.find("| 5 (2) | 3.0 / 7.0 |"), std::string::npos) << md;
+  run.results = {a};
+  run.results[0].experiment_wall_s.clear();
+  run.results[0].experiments_screened = 0;
+  md = markdown_dispatch_tables(summarize(run), kMarkdownMaxBytes);
+  EXPECT_NE(md.find("| 0 (0) | - |"), std::string::npos) << md;
+}
+
 TEST(ReportMarkdown, TruncatesRowsToFitTheLimit) {
   RunRecords base = load_run_dir(fixture("run_basic"));
   RunRecords run;
