@@ -1,6 +1,7 @@
 #include "report/json_reporter.h"
 
 #include "report/format.h"
+#include "stats/descriptive.h"
 
 namespace kgate::report {
 namespace {
@@ -29,6 +30,11 @@ nlohmann::json to_json(const LevelSummary& l) {
           {"geomean_vs_max_autotune", opt(l.geomean_vs_max_autotune)},
           {"compiled", l.compiled},
           {"fallback_kinds", l.fallback_kinds},
+          {"compiled_experiments", l.experiment_wall_s.size()},
+          {"compiled_experiments_screened", l.experiments_screened},
+          {"compiled_experiment_wall_median_s", l.experiment_wall_s.empty() ? nlohmann::json() : nlohmann::json(stats::median(l.experiment_wall_s))},
+          {"compiled_experiment_wall_p90_s",
+           l.experiment_wall_s.empty() ? nlohmann::json() : nlohmann::json(stats::quantile(l.experiment_wall_s, 0.9))},
           {"fast_p", fast},
           {"wall_s", l.wall_s}};
 }

@@ -72,6 +72,9 @@ rep = json.load(open(os.path.join(out, "report.json")))
 assert rep["result"]["pipeline_failed"] is False
 lv = [l for l in rep["levels"] if l["level"] == "kbc"][0]
 assert lv["compiled"] == 2 and lv["fallback_kinds"] == {"no-triton": 2}, lv
+# no experiment ran (nothing to search on the CPU): the cost columns say so
+assert lv["compiled_experiments"] == 0 and lv["compiled_experiment_wall_median_s"] is None, lv
+assert "| 0 (0) | - |" in md, md
 # The re-measures against eager and max-autotune share one fresh worker: per problem, the
 # timings come from two processes (the search's worker, its A/A; then that one), and the
 # fresh one loads the problem once.
