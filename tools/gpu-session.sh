@@ -8,7 +8,7 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep capture dispatch template aa study timers nativeslot
+#   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep capture dispatch template aa study timers nativeslot knobs
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
 #          DISPATCH_AGENT picks its agent kind, default template)
 #   GPU_TARGET names the --gpu target of the suite runs (default: the one kgate detects).
@@ -317,6 +317,24 @@ if has study; then
     --classes "${STUDY_CLASSES:-500us,5ms}" --trials "${TRIALS:-100}" \
     --out "$OUT/measure_study.json" 2>&1 | tee "$OUT/measure_study.txt"
   stamp "measure study done"
+fi
+if has knobs; then
+  # A native CUDA starter's defaults against other knob settings at its bench shape: each
+  # setting of KNOBS (space-separated; NAME=VALUE pairs joined by commas, e.g.
+  # "ROW_WARPS=1 ROW_WARPS=2,ROW_PACKS=8") written into a copy of the starter's #defines and
+  # benched through every gate against the starter itself (`kgate bench`): what a default
+  # should be (KNOBS_PROBLEM, default reduce_sum).
+  prob=${KNOBS_PROBLEM:-reduce_sum}; t_knobs=$(date +%s)
+  mkdir -p "$OUT/knobs"
+  for setting in ${KNOBS:-ROW_WARPS=1 ROW_WARPS=2 ROW_WARPS=4}; do
+    if [ $(( $(date +%s) - t_knobs )) -gt "$(cap knobs 240)" ]; then stamp "knobs: step cap, $setting not reached"; continue; fi
+    f="$OUT/knobs/$prob-${setting//[,=]/_}.cu"
+    cp "kernelbench/native/starters/$prob.cu" "$f"
+    for kv in ${setting//,/ }; do sed -i "s/^#define ${kv%%=*} .*/#define ${kv%%=*} ${kv#*=}/" "$f"; done
+    timeout -k 10 120 "$B/kgate" bench --problem "kernelbench/native/$prob.yaml" --candidate "$f" \
+      --json "${f%.cu}.json" > "${f%.cu}.log" 2>&1
+    stamp "knobs $prob $setting rc=$?"; grep -E "^verdict|speedup" "${f%.cu}.log" | head -3
+  done
 fi
 if has nativeslot; then
   # The native slot of the Python worker against its PyTorch forms, timed as the worker
