@@ -347,6 +347,15 @@ def test_trial_screen_times_the_edited_kernel_against_inductors_on_clones():
     assert mod.triton_poi_k_0.tag == "orig"
 
 
+def test_trial_screen_leaves_a_kernel_that_computes_something_else_to_the_gates():
+    ref, ov, mod, log = _trial_setup(0.0)  # the override writes zeros: the check fails
+    calls = []
+    res, _, screened = inductor.trial(
+        ref, [ov], [torch.ones(8)], True, "/k/x.py", modules=lambda: [mod],
+        screen=inductor.Screen("triton_poi_k_0", None, _pair_timer(10.0, 50.0, calls)))
+    assert not res[0]["ok"] and screened is None and calls == []
+
+
 def test_trial_screen_against_a_kept_copy_and_only_for_its_kernel():
     ref, ov, mod, log = _trial_setup(2.0)
     kept = FakeKernel("kept", log, _doubler(2.0))
