@@ -16,13 +16,19 @@ TEST(ReportMarkdown, MatchesGolden) {
   expect_golden(markdown_report(summarize(run)), "report.md");
 }
 
+// The first record of the basic run as a dispatch-aware (compiled-mode) problem.
+ProblemResult compiled_record(const RunRecords& run, Outcome outcome) {
+  ProblemResult r = run.results.front();
+  r.mode = "compiled";
+  r.outcome = outcome;
+  return r;
+}
+
 // The dispatch-aware table says how many kept kernels are kgate's templates.
 TEST(ReportMarkdown, DispatchRowsCountKeptTemplates) {
   RunRecords run = load_run_dir(fixture("run_basic"));
   ASSERT_FALSE(run.results.empty());
-  ProblemResult r = run.results.front();
-  r.mode = "compiled";
-  r.outcome = Outcome::kImproved;
+  ProblemResult r = compiled_record(run, Outcome::kImproved);
   r.triton_kernels = 3;
   r.kernels_searched = 2;
   r.kernels_kept = 2;
@@ -40,9 +46,7 @@ TEST(ReportMarkdown, DispatchRowsCountKeptTemplates) {
 TEST(ReportMarkdown, DispatchRowsGiveTheCostOfAnExperiment) {
   RunRecords run = load_run_dir(fixture("run_basic"));
   ASSERT_FALSE(run.results.empty());
-  ProblemResult a = run.results.front();
-  a.mode = "compiled";
-  a.outcome = Outcome::kFallback;
+  ProblemResult a = compiled_record(run, Outcome::kFallback);
   a.fallback_kind = "not-faster";
   a.experiment_wall_s = {1.0, 2.0, 9.0};
   a.experiments_screened = 2;
