@@ -914,6 +914,7 @@ struct FakeCompiled : CandidateEvaluator {
   double octave_us = 1;           // a kernel's cost per octave of XBLOCK from its best
   double bandwidth_fraction = 0;  // each kernel's, when > 0 (of copy bandwidth, profiled)
   double pct_roofline = 0;        // every timing's fraction of the roofline
+  double screen_slack = 0;        // > 0: kernel edits are screened as kgate run's evaluator does
   FakeCompiled(std::vector<K> ks, std::string w, std::string pp, std::vector<std::string>* l)
       : kernels(std::move(ks)), ws(std::move(w)), problem_path(std::move(pp)), log(l) {}
 
@@ -993,6 +994,29 @@ struct FakeCompiled : CandidateEvaluator {
       v.gates.push_back(r);
     }
     v.passed = true;
+    // The kernel-level screen: the edited kernel against the baseline's copy of it (x10:
+    // the fake's kernels are microseconds, the screen's floor 20 us); a template file is
+    // not screened.
+    const std::string own = c == problem_path ? "" : kernel_of(c);
+    for (const auto& k : kernels) {
+      if (screen_slack <= 0 || k.name != own || slurp(c).find("KGATE_TEMPLATE") != std::string::npos) continue;
+      const std::string best = b.empty() ? "" : ws + "/kernels/" + k.name + ".py";
+      const double best_us = best.empty() || kernel_of(b) != k.name
+                                 ? k.base + octave_us * std::abs(std::log2(1024.0 / k.best_block))
+                                 : kernel_cost(k, b, {});
+      auto g = gates::judge_screen({k.name, "inductor", 10 * best_us, 10 * kernel_cost(k, c, d), 10}, screen_slack);
+      if (!g) continue;
+      v.gates = {v.gates.front(), *g};
+      for (auto skipped : {gates::Gate::kCorrectness, gates::Gate::kOracle}) {
+        gates::GateResult r;
+        r.gate = skipped;
+        r.status = gates::GateStatus::kSkipped;
+        v.gates.push_back(r);
+      }
+      v.passed = false;
+      v.failed_gate = gates::Gate::kPerformance;
+      return v;
+    }
     v.timing = timing(c, d, b);
     if (slow_fails_gate && v.timing->speedup < 0.97) {
       // as the worker would time it: the performance gate's own judgement of a slowdown
@@ -1034,6 +1058,7 @@ struct CompiledRun : SearchSuiteRun {
   double bandwidth_fraction = 0;
   double octave_us = 1;
   double pct_roofline = 0;
+  double screen_slack = 0;
   RunSummary run_compiled(bool resume = false, std::optional<int> max = {}) {
     std::ofstream(dir / "p.py") << "class Model: pass\n";
     RunItem it;
@@ -1057,6 +1082,7 @@ struct CompiledRun : SearchSuiteRun {
       f->bandwidth_fraction = bandwidth_fraction;
       f->octave_us = octave_us;
       f->pct_roofline = pct_roofline;
+      f->screen_slack = screen_slack;
       return f;
     });
     return r.run();
@@ -1575,6 +1601,29 @@ TEST_F(CompiledRun, SlowerCandidatesAreNotFasterNotAGateFailure) {
   EXPECT_EQ(r.fallback_kind, "not-faster") << r.reason;
   EXPECT_EQ(r.reason, "not faster: 0 of 1 kernel edits passed every gate, 1 measured slower (the performance "
                       "gate), none beat torch.compile's kernels");
+}
+
+// Edits the kernel-level screen reverts are slowdowns: the problem ends `not-faster`, and
+// its record counts them (experiments_screened) beside every experiment's wall time.
+TEST_F(CompiledRun, ScreenedEditsAreNotFasterAndCounted) {
+  suite.budget.max_consecutive_reverts = 3;
+  kernels = {{"triton_red_b", 20, 1024, 1.5}};  // Inductor's config is already its best
+  octave_us = 2;                                 // an octave away: 1.1x its time
+  screen_slack = 0.05;
+  run_compiled();
+  auto ex = experiments("p");
+  ASSERT_EQ(ex.size(), 4u);  // the baseline, then 3 screened reverts
+  for (size_t i = 1; i < ex.size(); ++i) {
+    EXPECT_EQ(ex[i]["verdict"], "revert");
+    EXPECT_EQ(ex[i]["failed_case"], "screen triton_red_b") << ex[i];
+  }
+  report::ProblemResult r = result();
+  EXPECT_EQ(r.outcome, report::Outcome::kFallback);
+  EXPECT_EQ(r.fallback_kind, "not-faster") << r.reason;
+  EXPECT_EQ(r.reason, "not faster: 0 of 3 kernel edits passed every gate, 3 measured slower (the performance "
+                      "gate), none beat torch.compile's kernels");
+  EXPECT_EQ(r.experiments_screened, 3);
+  EXPECT_EQ(r.experiment_wall_s.size(), 3u);
 }
 
 TEST(TaskMarkdown, CompiledModeExplainsTheKernelContract) {
