@@ -66,6 +66,18 @@ void print_plan(const config::Plan& plan) {
       "correctness%s\n",
       s.gates.seeds, num(s.gates.rho).c_str(), num(s.gates.keep_threshold).c_str(),
       num(s.gates.regression_threshold).c_str(), s.fail_on.performance ? " and performance" : "");
+  // Compiled mode's kernel-level screen (docs/dispatch.md), when the plan has such problems.
+  bool compiled = false;
+  for (const auto& gid : s.gpus)
+    for (const auto* it : plan.for_gpu(gid))
+      compiled = compiled || (it->native && it->native->kernelbench_mode == "compiled");
+  if (compiled)
+    std::printf("  kernel-level screen: %s\n",
+                s.budget.screen_slack > 0
+                    ? ("an edited kernel more than " + num(100 * s.budget.screen_slack) +
+                       "% slower alone is reverted before the model-level gates (budget.screen_slack)")
+                          .c_str()
+                    : "off (budget.screen_slack: 0)");
   if (s.torch_references) {
     std::string modes;
     for (const auto& mo : *s.torch_references) modes += (modes.empty() ? "" : ", ") + mo;

@@ -13,6 +13,8 @@ SUITE="$SRC/tests/fixtures/kbcompiled/suites/kbc.yaml"
 "$KGATE_BIN" validate "$SUITE" --plan >"$T/plan.log" 2>&1 || { cat "$T/plan.log"; fail "validate --plan failed"; }
 cat "$T/plan.log"
 grep -q "skipped" "$T/plan.log" && fail "the plan skips a problem of a level without solutions"
+grep -q "kernel-level screen: an edited kernel more than 5% slower alone is reverted" "$T/plan.log" ||
+  fail "the plan does not state the kernel-level screen of its compiled-mode problems"
 
 set +e
 "$KGATE_BIN" profile "$SRC/kernelbench/level1/6_ReLU.py" --device cpu --json "$T/profile.json" \
