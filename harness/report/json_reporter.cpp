@@ -1,7 +1,6 @@
 #include "report/json_reporter.h"
 
 #include "report/format.h"
-#include "stats/descriptive.h"
 
 namespace kgate::report {
 namespace {
@@ -32,9 +31,8 @@ nlohmann::json to_json(const LevelSummary& l) {
           {"fallback_kinds", l.fallback_kinds},
           {"compiled_experiments", l.experiment_wall_s.size()},
           {"compiled_experiments_screened", l.experiments_screened},
-          {"compiled_experiment_wall_median_s", l.experiment_wall_s.empty() ? nlohmann::json() : nlohmann::json(stats::median(l.experiment_wall_s))},
-          {"compiled_experiment_wall_p90_s",
-           l.experiment_wall_s.empty() ? nlohmann::json() : nlohmann::json(stats::quantile(l.experiment_wall_s, 0.9))},
+          {"compiled_experiment_wall_median_s", opt(l.experiment_wall_median_s)},
+          {"compiled_experiment_wall_p90_s", opt(l.experiment_wall_p90_s)},
           {"fast_p", fast},
           {"wall_s", l.wall_s}};
 }

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "report/format.h"
-#include "stats/descriptive.h"
 
 namespace kgate::report {
 namespace {
@@ -52,14 +51,15 @@ std::string dispatch_row(const LevelSummary& l, const std::string& name) {
     auto it = l.fallback_kinds.find(k);
     return std::to_string(it == l.fallback_kinds.end() ? 0 : it->second);
   };
-  const auto& w = l.experiment_wall_s;
-  const std::string cost = w.empty() ? "-"
-                                     : fmt::num(stats::median(w), 1) + " / " + fmt::num(stats::quantile(w, 0.9), 1);
+  const std::string cost = !l.experiment_wall_median_s ? "-"
+                                                       : fmt::num(*l.experiment_wall_median_s, 1) + " / " +
+                                                             fmt::num(*l.experiment_wall_p90_s, 1);
   return "| " + fmt::md_cell(name) + " | " + std::to_string(l.compiled) + " | " + std::to_string(l.improved) + " | " +
          kind("no-triton") + " | " + kind("extern-dominated") + " | " + kind("at-roofline") + " | " + kind("gate-failed") + " | " +
          kind("not-faster") + " | " + fmt::speedup(l.geomean_vs_compile) + " | " +
          fmt::speedup(l.geomean_vs_max_autotune) + " | " + fmt::speedup(l.geomean_vs_eager) + " | " +
-         std::to_string(w.size()) + " (" + std::to_string(l.experiments_screened) + ") | " + cost + " |\n";
+         std::to_string(l.experiment_wall_s.size()) + " (" + std::to_string(l.experiments_screened) + ") | " + cost +
+         " |\n";
 }
 
 std::string dispatch_problem_row(const ProblemRow& row) {

@@ -1,5 +1,7 @@
 #include "report/summary.h"
 
+#include "stats/descriptive.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -171,6 +173,10 @@ struct Accumulator {
     s.geomean_vs_eager = geomean(vs_eager);
     s.geomean_vs_compile = geomean(vs_compile);
     s.geomean_vs_max_autotune = geomean(vs_max_autotune);
+    if (!s.experiment_wall_s.empty()) {
+      s.experiment_wall_median_s = stats::median(s.experiment_wall_s);
+      s.experiment_wall_p90_s = stats::quantile(s.experiment_wall_s, 0.9);
+    }
     for (int i = 0; i < kFastPCount; ++i)
       s.fast_p[i] = s.problems ? static_cast<double>(s.fast_p_count[i]) / s.problems : 0.0;
     return s;

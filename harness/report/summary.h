@@ -78,9 +78,11 @@ struct LevelSummary {
   // ("no-triton", "extern-dominated", "at-roofline", "gate-failed", "not-faster").
   int compiled = 0;
   std::map<std::string, int> fallback_kinds;
-  // their experiments' wall times after the baseline (s), and how many the screen reverted
+  // their experiments' wall times after the baseline (s), how many the screen reverted, and
+  // the median and 90th percentile of those times (nullopt without experiments)
   std::vector<double> experiment_wall_s;
   int experiments_screened = 0;
+  std::optional<double> experiment_wall_median_s, experiment_wall_p90_s;
   double fast_p[kFastPCount] = {0, 0, 0, 0};         // fractions in [0, 1]
   int fast_p_count[kFastPCount] = {0, 0, 0, 0};
   double wall_s = 0;

@@ -198,12 +198,11 @@ void fill_compiled(const Problem& p, report::ProblemResult& res) {
   res.extern_calls = static_cast<int>(p.inventory.value("externs", json::array()).size());
   res.kernels_searched = p.kernels_searched;
   std::set<std::string> kept, templated;
-  for (const auto& r : p.records)
+  for (const auto& r : p.records) {
     if (r.verdict == ExperimentVerdict::kKeep) {
       kept.insert(r.kernel);
       if (r.point.count(kTemplatePointKey)) templated.insert(r.kernel);
     }
-  for (const auto& r : p.records) {
     if (r.n == 0) continue;
     res.experiment_wall_s.push_back(r.wall_s);
     if (gates::is_screen_case(r.failed_case)) ++res.experiments_screened;
