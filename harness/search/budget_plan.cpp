@@ -5,10 +5,12 @@
 
 namespace kgate::search {
 
-BudgetPlan plan_budgets(const std::vector<PlanInput>& inputs, double suite_wall_s,
+BudgetPlan plan_budgets(const std::vector<PlanInput>& inputs, double suite_wall_s, double spent_s,
                         double floor_s, double cap_s) {
   BudgetPlan plan;
   plan.suite_wall_s = suite_wall_s;
+  plan.spent_s = std::max(0.0, spent_s);
+  const double left = std::max(0.0, suite_wall_s - plan.spent_s);
   double total_us = 0;
   for (const auto& in : inputs) total_us += std::max(0.0, in.baseline_us);
   double total_gain = 0;
@@ -27,8 +29,8 @@ BudgetPlan plan_budgets(const std::vector<PlanInput>& inputs, double suite_wall_
   }
   const double n = static_cast<double>(inputs.size());
   // When the floors alone exceed the suite budget, everyone gets an equal slice.
-  double floor = std::min(floor_s, n > 0 ? suite_wall_s / n : 0.0);
-  double rest = std::max(0.0, suite_wall_s - floor * n);
+  double floor = std::min(floor_s, n > 0 ? left / n : 0.0);
+  double rest = std::max(0.0, left - floor * n);
   for (auto& e : plan.entries) {
     double extra = total_gain > 0 ? rest * e.gain / total_gain : rest / n;
     e.budget_s = floor + extra;
@@ -50,7 +52,11 @@ std::string BudgetPlan::table() const {
                   e.share * 100, e.headroom * 100, e.gain, e.budget_s);
     s += buf;
   }
-  std::snprintf(buf, sizeof buf, "suite wall budget %.1f s", suite_wall_s);
+  if (spent_s > 0)
+    std::snprintf(buf, sizeof buf, "suite wall budget %.1f s: %.1f s went to the baselines, %.1f s split over the searches",
+                  suite_wall_s, spent_s, std::max(0.0, suite_wall_s - spent_s));
+  else
+    std::snprintf(buf, sizeof buf, "suite wall budget %.1f s", suite_wall_s);
   s += buf;
   return s;
 }

@@ -1,5 +1,6 @@
 #pragma once
-// How a suite's wall-time budget is split across its problems (Amdahl): a problem's
+// How a suite's wall-time budget -- what is left of it once the baselines are measured --
+// is split across its problems (Amdahl): a problem's
 // expected end-to-end gain is its share of the suite's baseline time times the
 // fraction of its time still above the roofline floor. Each problem gets a floor, the
 // rest follows the gain, nobody gets more than the per-problem cap, and problems are
@@ -26,10 +27,13 @@ struct PlanEntry {
 struct BudgetPlan {
   std::vector<PlanEntry> entries;  // highest gain first
   double suite_wall_s = 0;
+  double spent_s = 0;  // of suite_wall_s before the plan (the baselines): not split
   std::string table() const;  // what `kgate run` prints before searching
 };
 
-BudgetPlan plan_budgets(const std::vector<PlanInput>& inputs, double suite_wall_s,
+// `spent_s` of `suite_wall_s` is gone already; the rest (none when it is all spent: every
+// search then moves on at once) is what the floors and the gain split.
+BudgetPlan plan_budgets(const std::vector<PlanInput>& inputs, double suite_wall_s, double spent_s,
                         double floor_s, double cap_s);
 
 }  // namespace kgate::search

@@ -109,6 +109,12 @@ void finalize(RunState& st, Problem& p, double wall_s, References references) {
     res.reason = any_passed ? "no candidate was faster than the starter"
                             : "no candidate passed every gate; the starter is kept";
     if (p.compiled) compiled_fallback(p, res);
+    if (p.records.size() == 1 && p.fallback_kind.empty()) {  // none tried: say why, blame no candidate
+      auto sr = st.stop_reasons.find(p.item->problem_id);
+      const std::string why = sr != st.stop_reasons.end() ? "moved on: " + sr->second : "the search did not start";
+      res.reason = p.compiled ? "not faster: no kernel edit was tried (" + why + ")"
+                              : "no candidate was tried (" + why + "); the starter is kept";
+    }
     res.baseline_us = res.best_us = base->latency_us;
     res.speedup = res.speedup_lo = res.speedup_hi = 1;
     res.pct_roofline = base->pct_roofline;

@@ -137,6 +137,7 @@ struct RunState {
   std::string run_id;
   uint64_t seed = 0;
   std::string started_at;
+  double started_s = 0;  // now_s() when this invocation began: the suite wall counts from it
   std::unique_ptr<Journal> journal;
   std::vector<Problem> problems;
   std::vector<ExperimentRecord> all_records;  // journal order, for results.tsv

@@ -18,7 +18,9 @@ struct StarterCase {
   std::string source;  // starter file stem
   std::vector<ops::Dims> shapes;
   // Mixed row scales (1e3 / 1e-3) where allclose with the op's tolerance is a fair test.
-  // Not for matmul and rotary (scales mix inside one sum) nor layernorm (w and b, being one
+  // Not for matmul and rotary (scales mix inside one sum), nor reduce_sum (a 1e3-scale row
+  // that sums to 1e2 cancels: f32's error is eps times the sum of |x|, not of the sum; a
+  // 1024-wide f32 row came out 3.5e-3 off, 4e-9 of that, on the H100), nor layernorm (w and b, being one
   // row, are all 1e3-scale: y = xhat w + b cancels, and an f32 kernel's 1e-6 relative error
   // in xhat becomes 1e-3 absolute; seen on the H200). The gates judge those by the float64
   // error ratio against the baseline instead.
@@ -129,7 +131,7 @@ const std::vector<StarterCase> kCases = {
     {"bias_gelu", "bias_gelu", {{{"R", 64}, {"C", 1024}}, {{"R", 31}, {"C", 1023}}, {{"R", 3}, {"C", 4097}}, {{"R", 70000}, {"C", 8}}},
      true, {{{"BLOCK", "128"}, {"VEC", "2"}}}},
     {"reduce_sum", "reduce_sum", {{{"R", 64}, {"C", 1024}}, {{"R", 33}, {"C", 1537}}, {{"R", 5}, {"C", 65537}}, {{"R", 3}, {"C", 16384}}},
-     true,
+     false,
      {{{"BLOCK", "128"}, {"VEC", "2"}, {"ROW_PACKS", "1"}},
       // several rows per block (the last block's rows past the end), one warp or two per row
       {{"BLOCK", "256"}, {"ROW_WARPS", "1"}, {"ROW_PACKS", "8"}},

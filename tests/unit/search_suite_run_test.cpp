@@ -341,6 +341,23 @@ TEST_F(SearchSuiteRun, OneWorkerAtATimeAndASingleProblemKeepsItsOwn) {
   EXPECT_LE(restarts, 3);
 }
 
+TEST_F(SearchSuiteRun, TheBaselinesTimeComesOutOfTheSuiteWall) {
+  // suite_wall_s is the whole run's: baselines that take all of it leave the searches
+  // nothing, so each moves on before its first experiment and the run ends with every
+  // problem's result (the starter's) instead of running past the wall a CI job gave it.
+  suite.budget.suite_wall_s = 1e-3;
+  RunSummary s = run({item("alpha"), item("beta")});
+  EXPECT_FALSE(s.interrupted);
+  ASSERT_EQ(s.results.size(), 2u);
+  for (const auto& r : s.results) {
+    EXPECT_EQ(r.experiments, 0) << r.problem;
+    EXPECT_EQ(r.best_us, r.baseline_us) << r.problem;
+    EXPECT_EQ(r.reason, "no candidate was tried (moved on: wall-time budget spent (0 s)); the starter is kept") << r.problem;
+  }
+  EXPECT_EQ(experiments().size(), 2u);  // the two baselines
+  for (const auto& e : experiments()) EXPECT_EQ(e["verdict"], "baseline");
+}
+
 TEST_F(SearchSuiteRun, BrokenCandidateIsRevertedAndTheStarterKept) {
   suite.agent.kind = "command";
   suite.agent.command = "echo 'kgate-description: break it'; echo '// BROKEN' >> \"$KGATE_CANDIDATE\"";
