@@ -87,10 +87,11 @@ class GatesEvaluator : public search::CandidateEvaluator {
         // Optional columns: the machine's trouble here (the library not built again, no
         // Python worker) leaves them empty, never the problem without its result.
         log::warn(std::string("vs PyTorch: not measured: ") + e.what());
+        for (const auto& mode : *torch_modes_) out[mode] = unmeasured(e.what());
       }
       for (auto& [mode, rt] : refs) {
         if (!rt.error.empty()) log::warn(std::string("vs PyTorch ") + mode + ": " + rt.error);
-        else out[mode] = rt.timing;
+        out[mode] = rt.error.empty() ? rt.timing : unmeasured(rt.error);
       }
       return out;
     }
@@ -115,9 +116,18 @@ class GatesEvaluator : public search::CandidateEvaluator {
       // torch.compile can fail on a machine (no compiler, unsupported op): the report then
       // has no vs-compile number rather than no result.
       if (!rt.error.empty()) log::warn(std::string("vs ") + mode + ": " + rt.error);
-      else out[mode] = rt.timing;
+      out[mode] = rt.error.empty() ? rt.timing : unmeasured(rt.error);
     }
     return out;
+  }
+
+  // A mode whose re-measure gave no time: no candidate time, the error as its note (the
+  // record says why that column is empty).
+  static gates::Timing unmeasured(const std::string& why) {
+    gates::Timing t;
+    t.candidate_us = 0;
+    t.note = why;
+    return t;
   }
 
  private:

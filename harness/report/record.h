@@ -2,6 +2,7 @@
 // One result record per problem per run (docs/reports.md), versioned JSON written by
 // `kgate run` / `kgate check` into OUT/results/<problem>.json. Reporters read only these.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,6 +115,10 @@ struct ProblemResult {
   // of what makes two results' times comparable (the problem file, the backend). "" = unknown.
   std::string config_key;
   std::optional<AcceptedComparison> vs_accepted;
+  // A re-measure against the reference model that gave no time ("eager", "compile",
+  // "compile-max-autotune"; "references" when none of them ran) -> why: the report says
+  // why its column is empty.
+  std::map<std::string, std::string> references_missing;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemResult, version, run_id, suite, level,
                                                 problem, baseline_kind, baseline_us, best_us,
@@ -124,6 +129,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemResult, version, run_id, 
                                                 compile_max_autotune_us, mode, fallback_kind,
                                                 triton_share, triton_kernels, extern_calls,
                                                 kernels_searched, kernels_kept, templates_kept, config_key,
-                                                vs_accepted, experiment_wall_s, experiments_screened)
+                                                vs_accepted, experiment_wall_s, experiments_screened,
+                                                references_missing)
 
 }  // namespace kgate::report

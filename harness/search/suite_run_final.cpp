@@ -69,7 +69,11 @@ bool take_references(RunState& st, Problem& p, report::ProblemResult& res) {
                             : st.evaluator(p).reference_timings(p.best_copy, compile_defines(p.best_copy, best.point));
   if (st.stopped()) return false;
   for (const auto& [mode, t] : timings) {
-    if (t.candidate_us <= 0) continue;
+    if (t.candidate_us <= 0) {  // not measured: the record says why the column is empty
+      res.references_missing[mode] = t.note.empty() ? "no time was measured" : t.note;
+      continue;
+    }
+    res.references_missing.erase(mode);
     if (p.compiled) require_kept_kernels(p, t, "the re-measure against " + mode);
     double ref_us = res.best_us * t.speedup;
     if (mode == "eager") res.eager_us = ref_us;
@@ -179,6 +183,7 @@ void references_phase(RunState& st) {
     } catch (const Error& e) {
       log::error(p.item->problem_id + ": the re-measures against the reference model failed (its result "
                  "stands without them): " + std::string(e.what()));
+      res.references_missing["references"] = e.what();
     }
     p.references_pending = false;
     st.problem_done(p, std::move(res));

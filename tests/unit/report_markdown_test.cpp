@@ -24,6 +24,27 @@ ProblemResult compiled_record(const RunRecords& run, Outcome outcome) {
   return r;
 }
 
+// An empty vs-reference column says why it is empty; a report without such a gap says
+// nothing about it.
+TEST(ReportMarkdown, SaysWhyAReferenceColumnIsEmpty) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  ASSERT_FALSE(run.results.empty());
+  EXPECT_EQ(markdown_report(summarize(run)).find("Not measured against the reference model"), std::string::npos);
+  ProblemResult r = run.results.front();
+  r.eager_us = 0;
+  r.references_missing = {{"eager", "the worker exited with status 137 (killed)"}};
+  ProblemResult all = run.results.front();
+  all.problem += "_b";
+  all.references_missing = {{"references", "cannot start the reference worker"}};
+  run.results = {r, all};
+  const std::string md = markdown_report(summarize(run));
+  EXPECT_NE(md.find("_Not measured against the reference model: " + r.level + "/" + r.problem +
+                    " vs eager: the worker exited with status 137 (killed); " + all.level + "/" + all.problem +
+                    " (every mode): cannot start the reference worker._"),
+            std::string::npos)
+      << md;
+}
+
 // The dispatch-aware table says how many kept kernels are kgate's templates.
 TEST(ReportMarkdown, DispatchRowsCountKeptTemplates) {
   RunRecords run = load_run_dir(fixture("run_basic"));

@@ -1318,6 +1318,40 @@ TEST_F(CompiledRun, ReferencesThatCouldNotRunAreTakenAgainOnResume) {
   EXPECT_GT(s.results[0].compile_max_autotune_us, 0);
 }
 
+// A re-measure against the reference model that gave no time leaves its column empty, and
+// the record says why; the modes that did measure fill theirs.
+TEST_F(CompiledRun, AReferenceModeThatGaveNoTimeIsRecordedWithItsReason) {
+  struct NoEager : FakeCompiled {
+    using FakeCompiled::FakeCompiled;
+    std::map<std::string, gates::Timing> reference_timings(const std::string& c, const Point& d) override {
+      auto t = FakeCompiled::reference_timings(c, d);
+      t["eager"] = gates::Timing{};
+      t["eager"].note = "eager: CUDA out of memory";
+      return t;
+    }
+  };
+  std::ofstream(dir / "p.py") << "class Model: pass\n";
+  RunItem it;
+  it.level = "kb";
+  it.problem_id = it.problem.id = "p";
+  it.problem.kind = "kernelbench";
+  it.problem.kernelbench_mode = "compiled";
+  it.problem.kernelbench_baseline = "compile";
+  it.problem.path = it.starter = it.problem_file = (dir / "p.py").string();
+  auto factory = [&](const RunItem& i, const std::string& ws, uint64_t) -> std::unique_ptr<CandidateEvaluator> {
+    return std::make_unique<NoEager>(std::vector<FakeCompiled::K>{}, ws, i.problem.path, &evaluated);
+  };
+  SuiteRun r(options(false, {}), {it}, factory);
+  RunSummary s = r.run();
+  ASSERT_EQ(s.results.size(), 1u);
+  EXPECT_EQ(s.results[0].eager_us, 0);
+  EXPECT_GT(s.results[0].compile_max_autotune_us, 0);
+  EXPECT_EQ(s.results[0].references_missing.size(), 1u);
+  const report::ProblemResult on_disk = result();
+  ASSERT_EQ(on_disk.references_missing.size(), 1u) << slurp(out / "results" / report::record_file_name("kb", "p"));
+  EXPECT_EQ(on_disk.references_missing.at("eager"), "eager: CUDA out of memory");
+}
+
 TEST_F(CompiledRun, ExternDominatedAndNotFasterFallbacks) {
   kernels = {{"triton_poi_a", 10, 1024, 1.004}};
   run_compiled();

@@ -43,6 +43,13 @@ class CannotJudge(Exception):
     case's `cannot_judge` reason, never as a failure of the slot."""
 
 
+def oom_rejection(msg: str) -> str:
+    """The error of a candidate that ran out of device memory on inputs the reference runs
+    in the same worker (the worker's own holdings released first)."""
+    return ("out of device memory on inputs the reference runs in the same worker (the "
+            "candidate needs more GPU memory than the reference has room for beside it): " + msg)
+
+
 def _is_oom(e: BaseException) -> bool:
     if isinstance(e, MemoryError):
         return True
@@ -540,6 +547,17 @@ class Worker:
             m.load_state_dict(p.master)
             p.ref_slot = Slot("reference", m, p.path)
         return p.ref_slot.model_for(dt)
+
+    def _reference_oom(self, p: Problem, dt, inputs: list) -> str:
+        """After a slot ran out of device memory on these inputs: "" when the reference
+        runs them on the device as the worker stands, else the reference's own message."""
+        try:
+            outs = self._reference_run(p, self._ref_model(p, dt), inputs, dt)
+            del outs
+            return ""
+        except (Exception, SystemExit) as e:
+            msg = source.exception_message(e).splitlines()[0][:300]
+            return msg if _is_oom(e) else "the reference failed: " + msg
 
     def _reference_run(self, p: Problem, model, inputs: list, dt=None) -> list | None:
         """One seeded call of `model` on clones of the inputs (floating ones cast to dt)."""
@@ -1331,8 +1349,17 @@ class Worker:
                         self._release_device(p)
                         truth = [t.cpu() for t in truth]
                         continue
+                    # Not judged only when the reference cannot run these inputs either:
+                    # a candidate that runs out of memory on some cases alone (a huge
+                    # allocation on inputs it does not want checked) is rejected.
+                    ref_oom = self._reference_oom(p, dt, inputs)
+                    if not ref_oom:
+                        res.update(return_code=1, error=oom_rejection(msg))
+                        self._after_candidate_error()
+                        break
                     res["cannot_judge"] = ("the slot ran out of device memory with the "
-                                           f"worker's own holdings released: {msg}")
+                                           f"worker's own holdings released, and so does "
+                                           f"the reference: {msg}")
                     res["notes"].append("cannot judge: " + res["cannot_judge"])
                     break
                 res.update(return_code=1,
