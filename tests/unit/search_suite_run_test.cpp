@@ -1076,18 +1076,20 @@ struct CompiledRun : SearchSuiteRun {
   double octave_us = 1;
   double pct_roofline = 0;
   double screen_slack = 0;
-  RunSummary run_compiled(bool resume = false, std::optional<int> max = {}) {
-    std::ofstream(dir / "p.py") << "class Model: pass\n";
+  // A compiled-mode KernelBench problem `id` of level kb (its file written under dir).
+  RunItem compiled_item(const std::string& id) {
+    std::ofstream(dir / (id + ".py")) << "class Model: pass\n";
     RunItem it;
     it.level = "kb";
-    it.problem_id = "p";
-    it.problem.id = "p";
+    it.problem_id = it.problem.id = id;
     it.problem.kind = "kernelbench";
     it.problem.kernelbench_mode = "compiled";
     it.problem.kernelbench_baseline = "compile";
-    it.problem.path = (dir / "p.py").string();
-    it.starter = it.problem.path;
-    it.problem_file = it.problem.path;
+    it.problem.path = it.starter = it.problem_file = (dir / (id + ".py")).string();
+    return it;
+  }
+  RunSummary run_compiled(bool resume = false, std::optional<int> max = {}) {
+    RunItem it = compiled_item("p");
     std::string pp = it.problem.path;
     SuiteRun r(options(resume, max), {it}, [this, pp](const RunItem&, const std::string& ws, uint64_t) {
       auto f = std::make_unique<FakeCompiled>(kernels, ws, pp, &evaluated);
@@ -1222,17 +1224,7 @@ TEST_F(CompiledRun, NothingToSearchIsFinishedRightAfterItsBaselineItsReferencesL
       return FakeCompiled::inventory(d);
     }
   };
-  auto make = [&](const std::string& id) {
-    std::ofstream(dir / (id + ".py")) << "class Model: pass\n";
-    RunItem it;
-    it.level = "kb";
-    it.problem_id = it.problem.id = id;
-    it.problem.kind = "kernelbench";
-    it.problem.kernelbench_mode = "compiled";
-    it.problem.kernelbench_baseline = "compile";
-    it.problem.path = it.starter = it.problem_file = (dir / (id + ".py")).string();
-    return it;
-  };
+  auto make = [&](const std::string& id) { return compiled_item(id); };
   auto factory = [&](const RunItem& it, const std::string& ws, uint64_t) -> std::unique_ptr<CandidateEvaluator> {
     if (it.problem_id == "p")
       return std::make_unique<FakeCompiled>(std::vector<FakeCompiled::K>{}, ws, it.problem.path, &evaluated);
@@ -1286,14 +1278,7 @@ TEST_F(CompiledRun, ReferencesThatCouldNotRunAreTakenAgainOnResume) {
     }
   };
   bool broken = true;
-  std::ofstream(dir / "p.py") << "class Model: pass\n";
-  RunItem it;
-  it.level = "kb";
-  it.problem_id = it.problem.id = "p";
-  it.problem.kind = "kernelbench";
-  it.problem.kernelbench_mode = "compiled";
-  it.problem.kernelbench_baseline = "compile";
-  it.problem.path = it.starter = it.problem_file = (dir / "p.py").string();
+  RunItem it = compiled_item("p");
   auto factory = [&](const RunItem& i, const std::string& ws, uint64_t) -> std::unique_ptr<CandidateEvaluator> {
     if (broken) return std::make_unique<NoReferences>(std::vector<FakeCompiled::K>{}, ws, i.problem.path, &evaluated);
     return std::make_unique<FakeCompiled>(std::vector<FakeCompiled::K>{}, ws, i.problem.path, &evaluated);
@@ -1330,14 +1315,7 @@ TEST_F(CompiledRun, AReferenceModeThatGaveNoTimeIsRecordedWithItsReason) {
       return t;
     }
   };
-  std::ofstream(dir / "p.py") << "class Model: pass\n";
-  RunItem it;
-  it.level = "kb";
-  it.problem_id = it.problem.id = "p";
-  it.problem.kind = "kernelbench";
-  it.problem.kernelbench_mode = "compiled";
-  it.problem.kernelbench_baseline = "compile";
-  it.problem.path = it.starter = it.problem_file = (dir / "p.py").string();
+  RunItem it = compiled_item("p");
   auto factory = [&](const RunItem& i, const std::string& ws, uint64_t) -> std::unique_ptr<CandidateEvaluator> {
     return std::make_unique<NoEager>(std::vector<FakeCompiled::K>{}, ws, i.problem.path, &evaluated);
   };
