@@ -58,7 +58,7 @@ void run_baseline(RunState& st, Problem& p) {
     r.description = "baseline: " + describe_inventory(p.inventory);
     baseline_path.clear();  // the compiled model itself
     log::info(p.item->problem_id + ": " + describe_inventory(p.inventory) +
-              (p.fallback_kind.empty() ? "" : "; fallback: " + p.fallback_reason));
+              (p.fallback_kind.empty() ? "" : "; fallback: " + p.fallback_reason) + inventory_cost(p.inventory, now_s() - t0));
   }
   gates::CandidateVerdict v;
   try {

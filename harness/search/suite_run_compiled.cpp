@@ -146,6 +146,19 @@ std::string describe_inventory(const json& inv) {
   return s;
 }
 
+std::string inventory_cost(const json& inv, double wall_s) {
+  std::string s = " (inventory " + fmt(wall_s, "%.1f") + " s";
+  const char* sep = ": ";
+  for (const auto& [key, what] : {std::pair<const char*, const char*>{"seed_compile_s", "seed compile"},
+                                  {"compile_s", "compile"},
+                                  {"profile_s", "profile"}}) {
+    if (!inv.contains(key)) continue;
+    s += sep + std::string(what) + " " + fmt(inv.value(key, 0.0), "%.1f") + " s";
+    sep = ", ";
+  }
+  return s + ")";
+}
+
 void load_inventory(RunState& st, Problem& p) {
   std::string path = (fs::path(p.ws) / kInventoryFile).string();
   try {

@@ -247,6 +247,9 @@ void plan_kernels(RunState& st, Problem& p);
 void load_inventory(RunState& st, Problem& p);
 // The model as one string for the baseline's description and logs.
 std::string describe_inventory(const json& inv);
+// " (inventory W s: seed compile a s, compile b s, profile c s)": where the inventory's wall
+// time went, from the worker's own split (the parts it reports).
+std::string inventory_cost(const json& inv, double wall_s);
 // The templates the inventory instantiated for kernel `k` (files under the workspace's
 // templates/), in the inventory's order; a listed file that is missing is an error.
 std::vector<TemplateOffer> template_offers(const Problem& p, const std::string& k);

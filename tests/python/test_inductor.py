@@ -473,6 +473,8 @@ def test_cpu_inventory_compile_check_time(cw, name):
     assert inv["compile_mode"] == "default" and inv["graphs"] == 1
     assert inv["torch"] == torch.__version__.split("+")[0]
     assert inv["kernels"] == [] and inv["model_device_us"] == 0.0
+    # where the inventory's time went: no seed compile asked for, a compile, no profile here
+    assert inv["seed_compile_s"] < 0.5 and inv["compile_s"] > 0 and inv["profile_s"] >= 0, inv
     assert inv["other_kernels"] and all(o["kind"] == "cpp" and o["name"].startswith("cpp_")
                                         for o in inv["other_kernels"])
     assert inv["no_triton_reason"].startswith("torch.compile generated no Triton kernels (")

@@ -24,6 +24,7 @@
 #include "search/experiment_record.h"
 #include "search/experiment_repo.h"
 #include "search/journal.h"
+#include "search/suite_run_phases.h"
 #include "search/template_agent.h"
 
 namespace fs = std::filesystem;
@@ -1328,6 +1329,15 @@ TEST_F(CompiledRun, AReferenceModeThatGaveNoTimeIsRecordedWithItsReason) {
   const report::ProblemResult on_disk = result();
   ASSERT_EQ(on_disk.references_missing.size(), 1u) << slurp(out / "results" / report::record_file_name("kb", "p"));
   EXPECT_EQ(on_disk.references_missing.at("eager"), "eager: CUDA out of memory");
+}
+
+// The baseline's log line says where the inventory's wall time went, from the parts the
+// worker reports.
+TEST(CompiledInventory, CostNamesTheWorkersParts) {
+  EXPECT_EQ(suite::inventory_cost(json{{"seed_compile_s", 5.14}, {"compile_s", 4.2}, {"profile_s", 3.0}}, 12.5),
+            " (inventory 12.5 s: seed compile 5.1 s, compile 4.2 s, profile 3.0 s)");
+  EXPECT_EQ(suite::inventory_cost(json{{"profile_s", 0.25}}, 1.0), " (inventory 1.0 s: profile 0.2 s)");
+  EXPECT_EQ(suite::inventory_cost(json::object(), 2.0), " (inventory 2.0 s)");
 }
 
 TEST_F(CompiledRun, ExternDominatedAndNotFasterFallbacks) {

@@ -21,6 +21,7 @@ import collections
 import math
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -878,9 +879,11 @@ def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
         other += [{"name": o["name"], "kind": o["kind"], "graph": i}
                   for o in pw.other_kernels]
     total = 0.0
+    t0 = time.perf_counter()
     if profile and device == "cuda" and ref.compiled is not None and ref.graphs:
         owners, total = profile_model(ref.compiled, inputs, iters)
         apply_profile(entries, externs, owners, total, copy_bw_gbps)
+    profile_s = time.perf_counter() - t0
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
         for e in entries:
@@ -896,6 +899,7 @@ def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
             "device": device, "compile_mode": compile_mode, "graphs": len(ref.graphs),
             "kernels": entries, "externs": externs, "other_kernels": other,
             "model_device_us": round(total, 3),
+            "profile_s": round(profile_s, 3),
             "triton_share": round(float(tri), 6), "extern_share": round(float(ext), 6),
             "no_triton_reason": ref.no_triton_reason(),
             "seed_mode": seed_mode if seeds is not None else ""}

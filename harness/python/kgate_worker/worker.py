@@ -914,6 +914,7 @@ class Worker:
                               f"{' or '.join(SEED_MODES)})")
         p = self._need_problem()
         seeds, seed_note = None, ""
+        t0 = time.perf_counter()
         if seed_mode and p.compiled_ref is None and self.cuda:
             # Before the model's own compile: a later torch._dynamo.reset() would leave the
             # compiled reference's captured wrappers stale.
@@ -921,7 +922,9 @@ class Worker:
         elif seed_mode:
             seed_note = ("no Triton kernels to seed on the CPU" if not self.cuda else
                          "not seeded: torch.compile's model was compiled before the inventory")
+        t1 = time.perf_counter()
         ref = self._compiled_reference(p)
+        t2 = time.perf_counter()
         bw = float((self.device_info or {}).get("copy_bandwidth_gbps") or 0.0)
         inputs = self.draw_inputs(MODEL_SEED, "problem")
         res = inventory_result(ref, p.compile_mode, self.device.type, profile, iters,
@@ -929,6 +932,9 @@ class Worker:
                                seeds, seed_mode if seeds is not None else "")
         if seed_note:
             res["seed_note"] = seed_note
+        # Where the inventory's time went (the rest of it is the profile, its own field).
+        res["seed_compile_s"] = round(t1 - t0, 3)
+        res["compile_s"] = round(t2 - t1, 3)
         return res
 
     def _seed_launches(self, p: Problem, seed_mode: str) -> tuple:
