@@ -107,10 +107,12 @@ struct Evaluator::Impl {
     // kernel files and template offers of the inventory) and what opt.writable names.
     std::vector<std::string> writable = opt.writable;
     for (auto& w : writable) w = paths::absolute(w);
-    if (!opt.cache_dir.empty()) writable.push_back(paths::absolute(opt.cache_dir));
     if (!opt.kernels_dir.empty()) writable.push_back(fs::path(paths::absolute(opt.kernels_dir)).parent_path().string());
     if (const char* trace = std::getenv("KGATE_WORKER_TRACE"); trace && *trace)
       writable.push_back(fs::path(paths::absolute(trace)).parent_path().string());
+    // What a sealed Python worker keeps writable: all of the above but the compile cache.
+    const std::vector<std::string> keep_after_seal = writable;
+    if (!opt.cache_dir.empty()) writable.push_back(paths::absolute(opt.cache_dir));
     // A native host worker runs the candidate in its own address space: a huge allocation
     // fails there (a bad_alloc, a crash) instead of pushing the runner into swap.
     worker::WorkerSpec s;
@@ -119,6 +121,7 @@ struct Evaluator::Impl {
     } else {
       s = worker::python_worker_spec();
       worker::sandbox_worker(s, writable);
+      worker::seal_python_worker(s, keep_after_seal);
     }
     s.interrupted = opt.interrupted;
     return s;

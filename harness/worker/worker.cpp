@@ -635,6 +635,32 @@ std::string locate_python_package() {
   throw InfraError("cannot find the kgate_worker Python package (set KGATE_PYTHONPATH; looked in " + list + ")");
 }
 
+void seal_python_worker(WorkerSpec& spec, const std::vector<std::string>& keep) {
+  if (!spec.sandbox.enabled || spec.sandbox.writable.empty()) return;
+  if (const char* v = std::getenv("KGATE_WORKER_SEAL"); v && std::string(v) == "0") {
+    static std::once_flag off;
+    std::call_once(off, [] {
+      log::warn("sandbox: KGATE_WORKER_SEAL=0: the Inductor and Triton caches stay writable to candidate code");
+    });
+    spec.env["KGATE_WORKER_SEAL"] = "0";
+    return;
+  }
+  // The worker narrows its own writes before it first runs candidate code, so the shared
+  // Inductor and Triton caches are read-only to it (kgate_worker/seal.py).
+  spec.env["KGATE_WORKER_SEAL"] = "1";
+  std::string joined;
+  for (const auto& d : keep) joined += (joined.empty() ? "" : ":") + d;
+  spec.env["KGATE_WORKER_SEAL_KEEP"] = joined;
+  static std::once_flag said;
+  std::call_once(said, [] {
+    const int abi = core::sandbox_support().landlock_abi;
+    if (abi == 0) return;  // no file wall at all: the sandbox line says so
+    log::info(std::string("sandbox: the Python worker makes the Inductor and Triton caches read-only before it "
+                          "runs candidate code (") +
+              (abi >= 8 ? "every thread" : "the sealing thread and the threads it starts; Landlock ABI " + std::to_string(abi) + " < 8") + ")");
+  });
+}
+
 WorkerSpec python_worker_spec() {
   WorkerSpec s;
   s.argv = {locate_python(), "-m", "kgate_worker"};

@@ -144,6 +144,12 @@ WorkerSpec python_worker_spec();
 // out of its environment; an address-space cap when max_address_space > 0.
 void sandbox_worker(WorkerSpec& w, const std::vector<std::string>& writable, std::uint64_t max_address_space = 0);
 
+// A sandboxed Python worker (after sandbox_worker) asked to seal itself before it first runs
+// candidate code: from then on it writes only beneath its own directory and `keep` (a
+// compiled-mode workspace, the trace's folder), so the run's shared Inductor and Triton
+// caches are read-only to candidate code. No-op without the sandbox's file wall.
+void seal_python_worker(WorkerSpec& w, const std::vector<std::string>& keep);
+
 // kgate-native (`explicit_bin`, else as locate_native_bin finds it) for `backend` ("host" |
 // "cuda") behind the walls a run gives it: the sandbox, writable only beneath `writable`
 // and its scratch, and on the host the address-space cap.

@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from . import RUNNER_NAME, __version__, audit, clocks, lint, source
+from . import RUNNER_NAME, __version__, audit, clocks, lint, seal, source
 from .protocol import WorkerError, bad_request, param
 
 MODEL_SEED = 42          # torch.manual_seed before constructing Model / ModelNew
@@ -1074,6 +1074,7 @@ class Worker:
         from . import native
         if not os.path.isfile(path):
             return {"compiled": False, "log": f"{path}: no such file"}
+        seal.before_candidate_code()  # the library's constructors run at dlopen
         try:
             ref = p.new_model(p.module.Model, self.device)
             ref.load_state_dict(p.master)
@@ -1108,6 +1109,7 @@ class Worker:
         for name in sorted(set(values) - matched):
             log_lines.append(f"{path}: warning: define {name} matches no top-level "
                              "assignment")
+        seal.before_candidate_code()
         try:
             module = source.exec_module(tree, path, "candidate")
         except (Exception, SystemExit) as e:
@@ -1178,6 +1180,8 @@ class Worker:
                     unchanged.append(name)
                     continue
                 overrides.append(inductor.Override(name, fpath, ftext, ftree))
+            if overrides:
+                seal.before_candidate_code()  # the compiled reference stays the shared cache's
             for ov in overrides:
                 self._prepare_override(ref, ov)
             kernel_check: list = []
