@@ -138,3 +138,4 @@ def before_candidate_code() -> None:
         _state["note"] = ("sandbox: the compile cache is read-only to the sealing thread and the "
                           "threads it starts; threads that already ran keep the spawn-time walls "
                           "(Landlock ABI < 8)")
+        sys.stderr.write(f"[kgate_worker] {_state['note']}\n")
