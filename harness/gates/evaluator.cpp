@@ -121,7 +121,7 @@ struct Evaluator::Impl {
     } else {
       s = worker::python_worker_spec();
       worker::sandbox_worker(s, writable);
-      worker::seal_python_worker(s, keep_after_seal, opt.backend == "cuda");
+      worker::seal_python_worker(s, keep_after_seal);
     }
     s.interrupted = opt.interrupted;
     return s;

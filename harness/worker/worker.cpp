@@ -635,16 +635,12 @@ std::string locate_python_package() {
   throw InfraError("cannot find the kgate_worker Python package (set KGATE_PYTHONPATH; looked in " + list + ")");
 }
 
-void seal_python_worker(WorkerSpec& spec, const std::vector<std::string>& keep, bool cuda) {
+void seal_python_worker(WorkerSpec& spec, const std::vector<std::string>& keep) {
   if (!spec.sandbox.enabled || spec.sandbox.writable.empty()) return;
-  const char* v = std::getenv("KGATE_WORKER_SEAL");
-  const std::string want = v ? v : "";
-  if (want == "0" || (cuda && want != "1")) {
+  if (const char* v = std::getenv("KGATE_WORKER_SEAL"); v && std::string(v) == "0") {
     static std::once_flag off;
-    std::call_once(off, [&] {
-      log::info(want == "0" ? "sandbox: KGATE_WORKER_SEAL=0: the Inductor and Triton caches stay writable to candidate code"
-                            : "sandbox: the CUDA Python worker's caches stay writable to candidate code (the seal has not "
-                              "run on a GPU yet; KGATE_WORKER_SEAL=1 turns it on)");
+    std::call_once(off, [] {
+      log::warn("sandbox: KGATE_WORKER_SEAL=0: the Inductor and Triton caches stay writable to candidate code");
     });
     spec.env["KGATE_WORKER_SEAL"] = "0";
     return;

@@ -147,11 +147,9 @@ void sandbox_worker(WorkerSpec& w, const std::vector<std::string>& writable, std
 // A sandboxed Python worker (after sandbox_worker) asked to seal itself before it first runs
 // candidate code: from then on it writes only beneath its own directory and `keep` (a
 // compiled-mode workspace, the trace's folder), so the run's shared Inductor and Triton
-// caches are read-only to candidate code. No-op without the sandbox's file wall. A CUDA
-// worker (`cuda`) seals only when kgate's environment sets KGATE_WORKER_SEAL=1: the seal has
-// not run on a GPU yet, and a cache write Inductor or Triton does not expect to fail there
-// would reject a correct candidate. KGATE_WORKER_SEAL=0 turns it off everywhere.
-void seal_python_worker(WorkerSpec& w, const std::vector<std::string>& keep, bool cuda = false);
+// caches are read-only to candidate code. No-op without the sandbox's file wall;
+// KGATE_WORKER_SEAL=0 in kgate's environment turns it off (logged once).
+void seal_python_worker(WorkerSpec& w, const std::vector<std::string>& keep);
 
 // kgate-native (`explicit_bin`, else as locate_native_bin finds it) for `backend` ("host" |
 // "cuda") behind the walls a run gives it: the sandbox, writable only beneath `writable`

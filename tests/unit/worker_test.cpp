@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include <optional>
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -375,6 +377,39 @@ TEST(SandboxWorker, OnlyASandboxedNativeWorkerIsAskedToSealItsCache) {
   EXPECT_EQ(native_worker_spec("host", {}, bin).env.count("KGATE_WORKER_SEAL"), 0u);
   if (old) ::setenv("KGATE_SANDBOX", saved.c_str(), 1);
   else ::unsetenv("KGATE_SANDBOX");
+}
+
+// A sandboxed Python worker is asked to seal its caches before candidate code runs, keeping
+// the folders it still writes (a compiled-mode workspace, the trace's); KGATE_WORKER_SEAL=0
+// or no sandbox: not asked.
+TEST(SandboxWorker, ASandboxedPythonWorkerIsAskedToSealKeepingItsFolders) {
+  auto saved = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  const auto old_sandbox = saved("KGATE_SANDBOX"), old_seal = saved("KGATE_WORKER_SEAL");
+  ::setenv("KGATE_SANDBOX", "on", 1);
+  ::unsetenv("KGATE_WORKER_SEAL");
+  WorkerSpec python;
+  sandbox_worker(python, {"/tmp/ws", "/tmp/cache"});
+  seal_python_worker(python, {"/tmp/ws", "/tmp/trace"});
+  EXPECT_EQ(python.env["KGATE_WORKER_SEAL"], "1");
+  EXPECT_EQ(python.env["KGATE_WORKER_SEAL_KEEP"], "/tmp/ws:/tmp/trace");
+  ::setenv("KGATE_WORKER_SEAL", "0", 1);
+  WorkerSpec off;
+  sandbox_worker(off, {"/tmp/ws"});
+  seal_python_worker(off, {"/tmp/ws"});
+  EXPECT_EQ(off.env["KGATE_WORKER_SEAL"], "0");
+  ::setenv("KGATE_SANDBOX", "off", 1);
+  ::unsetenv("KGATE_WORKER_SEAL");
+  WorkerSpec bare;
+  sandbox_worker(bare, {"/tmp/ws"});
+  seal_python_worker(bare, {"/tmp/ws"});
+  EXPECT_EQ(bare.env.count("KGATE_WORKER_SEAL"), 0u);
+  for (const auto& [name, v] : {std::pair{"KGATE_SANDBOX", old_sandbox}, std::pair{"KGATE_WORKER_SEAL", old_seal}}) {
+    if (v) ::setenv(name, v->c_str(), 1);
+    else ::unsetenv(name);
+  }
 }
 
 TEST_F(WorkerTest, ExitStatusIsReported) {
