@@ -147,7 +147,7 @@ std::string describe_inventory(const json& inv) {
 }
 
 std::string inventory_cost(const json& inv, double wall_s) {
-  std::string s = " (inventory " + fmt(wall_s, "%.1f") + " s";
+  std::string s = " (inventory " + fmt(wall_s, "%.1f") + " s with the worker's start and the problem's load";
   const char* sep = ": ";
   for (const auto& [key, what] : {std::pair<const char*, const char*>{"seed_compile_s", "seed compile"},
                                   {"compile_s", "compile"},

@@ -247,8 +247,9 @@ void plan_kernels(RunState& st, Problem& p);
 void load_inventory(RunState& st, Problem& p);
 // The model as one string for the baseline's description and logs.
 std::string describe_inventory(const json& inv);
-// " (inventory W s: seed compile a s, compile b s, profile c s)": where the inventory's wall
-// time went, from the worker's own split (the parts it reports).
+// " (inventory W s with the worker's start and the problem's load: seed compile a s, compile
+// b s, profile c s)": where the inventory's wall time went (W from the baseline's start, so a
+// worker started for it is counted), split as the worker reports it.
 std::string inventory_cost(const json& inv, double wall_s);
 // The templates the inventory instantiated for kernel `k` (files under the workspace's
 // templates/), in the inventory's order; a listed file that is missing is an error.
