@@ -783,7 +783,12 @@ protocol::Json Evaluator::inventory(const std::string& dir, const std::string& s
   if (!m.compiled()) throw UsageError("inventory: " + m.problem.id + " is not a compiled-mode KernelBench problem");
   Json params = {{"profile", true}};
   if (!dir.empty()) params["dir"] = paths::absolute(dir);
-  if (!seed_mode.empty()) params["seed_mode"] = seed_mode;
+  if (!seed_mode.empty()) {
+    params["seed_mode"] = seed_mode;
+    // The seed compile is most of an inventory's time: only a model with a kernel the
+    // plan would search (an Amdahl bound at the keep threshold) gets one.
+    params["seed_min_bound"] = m.opt.thresholds.keep_threshold;
+  }
   // A cold torch.compile of a level-3 network takes minutes: the compile budget applies.
   worker::Reply r = m.worker->call("inventory", params,
                                    m.compile_timeout() * (seed_mode.empty() ? 1 : 2) + m.opt.request_timeout_s);

@@ -108,7 +108,9 @@ class Evaluator {
   // editable file each written into `dir`), extern calls and per-kernel device times
   // (docs/dispatch.md). Infrastructure failures throw.
   // `seed_mode` ("coordinate-descent"; "" = none): a second compile whose launch config
-  // per kernel seeds the tuner (kgate:tune-seed in the kernel files).
+  // per kernel seeds the tuner (kgate:tune-seed in the kernel files), made only when some
+  // kernel's Amdahl bound reaches the keep threshold (else the inventory's seed_note says
+  // "not seeded: ...").
   protocol::Json inventory(const std::string& dir, const std::string& seed_mode = "");
 
   const protocol::DeviceInfo& device() const;

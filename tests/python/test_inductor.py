@@ -648,3 +648,22 @@ def test_inventory_seeds_kernel_files(tmp_path):
     # without seeds: no line, no fields
     res = inductor.inventory_result(ref, "default", "cpu", False, 1, [], 0.0, "", None, "")
     assert "seed_launch" not in res["kernels"][0] and res["seed_mode"] == ""
+
+
+@pytest.mark.parametrize("name,worth", [
+    ("34_InstanceNorm", True), ("38_L1Norm_", True), ("40_LayerNorm", True),
+    ("95_CrossEntropyLoss", True), ("35_GroupNorm_", False), ("37_FrobeniusNorm_", False),
+    ("94_MSELoss", False)])
+def test_only_a_model_worth_searching_gets_a_seed_compile(name, worth):
+    """The seed compile (most of an inventory's time) is made for a model with a kernel whose
+    Amdahl bound reaches the keep threshold: on the H200's captured inventories, the norms
+    and losses whose kernels already run at copy bandwidth get none."""
+    import json
+    inv = json.loads((IND / "kb-level1" / f"{name}.inventory.json").read_text())
+    assert inductor.worth_seeding(inv, 1.01) is worth
+
+
+def test_worth_seeding_without_kernels_or_times():
+    assert not inductor.worth_seeding({"kernels": []}, 1.01)
+    unprofiled = {"kernels": [{"name": "k", "device_us": 0.0, "amdahl_bound": 1.0}]}
+    assert inductor.worth_seeding(unprofiled, 1.01)  # no times to tell: seeded, as searched

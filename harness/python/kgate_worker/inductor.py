@@ -858,6 +858,19 @@ def fill_bandwidth(e: dict, copy_bw_gbps: float) -> None:
         e["bandwidth_fraction"], e["amdahl_bound"] = 0.0, 1.0
 
 
+def worth_seeding(inv: dict, min_bound: float) -> bool:
+    """Whether a model's kernels are worth a seed compile: some kernel's Amdahl bound
+    reaches `min_bound` (the keep threshold the plan searches by), or the profile gave no
+    times to tell. A model without Triton kernels never is."""
+    kernels = inv.get("kernels") or []
+    if not kernels:
+        return False
+    if not any(k.get("device_us", 0.0) > 0 for k in kernels):
+        return True
+    return any(k.get("amdahl_bound", 0.0) <= 0 or k.get("amdahl_bound", 0.0) >= min_bound
+               for k in kernels)
+
+
 def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
                      profile: bool, iters: int, inputs: list, copy_bw_gbps: float,
                      out_dir: str, seeds: dict | None = None, seed_mode: str = "") -> dict:

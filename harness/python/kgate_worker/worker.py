@@ -907,34 +907,52 @@ class Worker:
         iters = param(params, "profile_iters", "int", 5)
         if iters < 1:
             raise bad_request("profile_iters must be >= 1")
-        from .inductor import SEED_MODES, inventory_result
+        from .inductor import SEED_MODES, inventory_result, worth_seeding
         seed_mode = param(params, "seed_mode", "str", "")
         if seed_mode and seed_mode not in SEED_MODES:
             raise bad_request(f"unknown seed_mode '{seed_mode}' (expected "
                               f"{' or '.join(SEED_MODES)})")
+        # > 0: seed only a model with a kernel worth searching (an Amdahl bound at least
+        # this, or no profile to tell): the seed compile is most of an inventory's time.
+        seed_min_bound = param(params, "seed_min_bound", "num", 0.0)
         p = self._need_problem()
+        bw = float((self.device_info or {}).get("copy_bandwidth_gbps") or 0.0)
+        inputs = self.draw_inputs(MODEL_SEED, "problem")
         seeds, seed_note = None, ""
-        t0 = time.perf_counter()
+        seed_s = compile_s = 0.0
+        if seed_mode and p.compiled_ref is None and self.cuda and seed_min_bound > 0 and profile:
+            t0 = time.perf_counter()
+            ref = self._compiled_reference(p)
+            compile_s += time.perf_counter() - t0
+            first = inventory_result(ref, p.compile_mode, self.device.type, True, iters,
+                                     inputs, bw, "", None, "")
+            if worth_seeding(first, seed_min_bound):
+                # The seed compile resets torch.compile's state, which leaves this model's
+                # captured wrappers stale: it is compiled again after (a cache hit).
+                p.compiled_ref = None
+            else:
+                seed_note = (f"not seeded: no kernel's Amdahl bound reaches {seed_min_bound:g}x "
+                             "(none is worth searching)")
         if seed_mode and p.compiled_ref is None and self.cuda:
             # Before the model's own compile: a later torch._dynamo.reset() would leave the
             # compiled reference's captured wrappers stale.
+            t0 = time.perf_counter()
             seeds, seed_note = self._seed_launches(p, seed_mode)
-        elif seed_mode:
+            seed_s = time.perf_counter() - t0
+        elif seed_mode and not seed_note:
             seed_note = ("no Triton kernels to seed on the CPU" if not self.cuda else
                          "not seeded: torch.compile's model was compiled before the inventory")
-        t1 = time.perf_counter()
+        t0 = time.perf_counter()
         ref = self._compiled_reference(p)
-        t2 = time.perf_counter()
-        bw = float((self.device_info or {}).get("copy_bandwidth_gbps") or 0.0)
-        inputs = self.draw_inputs(MODEL_SEED, "problem")
+        compile_s += time.perf_counter() - t0
         res = inventory_result(ref, p.compile_mode, self.device.type, profile, iters,
                                inputs, bw, os.path.abspath(out_dir) if out_dir else "",
                                seeds, seed_mode if seeds is not None else "")
         if seed_note:
             res["seed_note"] = seed_note
         # Where the inventory's time went (the rest of it is the profile, its own field).
-        res["seed_compile_s"] = round(t1 - t0, 3)
-        res["compile_s"] = round(t2 - t1, 3)
+        res["seed_compile_s"] = round(seed_s, 3)
+        res["compile_s"] = round(compile_s, 3)
         return res
 
     def _seed_launches(self, p: Problem, seed_mode: str) -> tuple:
