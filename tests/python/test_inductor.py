@@ -667,3 +667,58 @@ def test_worth_seeding_without_kernels_or_times():
     assert not inductor.worth_seeding({"kernels": []}, 1.01)
     unprofiled = {"kernels": [{"name": "k", "device_us": 0.0, "amdahl_bound": 1.0}]}
     assert inductor.worth_seeding(unprofiled, 1.01)  # no times to tell: seeded, as searched
+
+
+def test_inventory_seeds_only_a_model_worth_searching(tmp_path, monkeypatch):
+    """The inventory's gate on the seed compile, run in process on the CPU with the worker
+    taken for a CUDA one: with seed_min_bound the model is compiled and profiled first; a
+    model with no kernel worth searching (here: none at all, C++ kernels on the CPU) gets no
+    seed compile and says why."""
+    from inproc import InProc
+    from kgate_worker.worker import Worker as InProcWorker
+    w = InProc()
+    w("hello", backend="cpu", cache_dir=str(INDUCTOR_CACHE))
+    kdir = tmp_path / "k"
+    w.load(KB / "relu.py", mode="compiled", kernels_dir=str(kdir))
+    monkeypatch.setattr(InProcWorker, "cuda", property(lambda self: True))
+    monkeypatch.setattr(InProcWorker, "sync", lambda self: None)
+    monkeypatch.setattr(InProcWorker, "_seed_launches",
+                        lambda self, p, mode: pytest.fail("seed compile made for a fallback"))
+    inv = w("inventory", dir=str(kdir), seed_mode="coordinate-descent", seed_min_bound=1.01)
+    assert inv["seed_mode"] == "" and inv["seed_compile_s"] == 0 and inv["compile_s"] > 0, inv
+    assert inv["seed_note"] == ("not seeded: no kernel's Amdahl bound reaches 1.01x (none is "
+                                "worth searching)"), inv
+    assert inv["graphs"] == 1 and inv["kernels"] == []
+
+
+def test_inventory_of_a_model_worth_searching_is_seeded_then_compiled_again(tmp_path, monkeypatch):
+    """The other side of the gate: a model worth searching gets the seed compile after its
+    first compile and profile, and is compiled again after it (the seed compile resets
+    torch.compile's state): the inventory is of that second, live compile."""
+    from inproc import InProc
+    from kgate_worker.worker import Worker as InProcWorker
+    w = InProc()
+    w("hello", backend="cpu", cache_dir=str(INDUCTOR_CACHE))
+    kdir = tmp_path / "k"
+    w.load(KB / "relu.py", mode="compiled", kernels_dir=str(kdir))
+    monkeypatch.setattr(InProcWorker, "cuda", property(lambda self: True))
+    monkeypatch.setattr(InProcWorker, "sync", lambda self: None)
+    monkeypatch.setattr(inductor, "worth_seeding", lambda inv, b: True)
+    refs = []
+    real = InProcWorker._compiled_reference
+
+    def compiled_reference(self, p):
+        ref = real(self, p)
+        if not refs or refs[-1] is not ref:
+            refs.append(ref)
+        return ref
+
+    def seed(self, p, mode):
+        assert p.compiled_ref is None, "the seed compile ran beside a live compiled model"
+        return {}, ""
+    monkeypatch.setattr(InProcWorker, "_compiled_reference", compiled_reference)
+    monkeypatch.setattr(InProcWorker, "_seed_launches", seed)
+    inv = w("inventory", dir=str(kdir), seed_mode="coordinate-descent", seed_min_bound=1.01)
+    assert inv["seed_mode"] == "coordinate-descent" and "seed_note" not in inv, inv
+    assert len(refs) == 2 and w.worker.problem.compiled_ref is refs[1]
+    assert inv["graphs"] == 1

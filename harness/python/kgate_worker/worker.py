@@ -917,7 +917,6 @@ class Worker:
         seed_min_bound = param(params, "seed_min_bound", "num", 0.0)
         p = self._need_problem()
         bw = float((self.device_info or {}).get("copy_bandwidth_gbps") or 0.0)
-        inputs = self.draw_inputs(MODEL_SEED, "problem")
         seeds, seed_note = None, ""
         seed_s = compile_s = 0.0
         if seed_mode and p.compiled_ref is None and self.cuda and seed_min_bound > 0 and profile:
@@ -925,11 +924,14 @@ class Worker:
             ref = self._compiled_reference(p)
             compile_s += time.perf_counter() - t0
             first = inventory_result(ref, p.compile_mode, self.device.type, True, iters,
-                                     inputs, bw, "", None, "")
-            if worth_seeding(first, seed_min_bound):
+                                     self.draw_inputs(MODEL_SEED, "problem"), bw, "", None, "")
+            worth = worth_seeding(first, seed_min_bound)
+            del first, ref
+            if worth:
                 # The seed compile resets torch.compile's state, which leaves this model's
                 # captured wrappers stale: it is compiled again after (a cache hit).
                 p.compiled_ref = None
+                self.sync()
             else:
                 seed_note = (f"not seeded: no kernel's Amdahl bound reaches {seed_min_bound:g}x "
                              "(none is worth searching)")
@@ -945,6 +947,7 @@ class Worker:
         t0 = time.perf_counter()
         ref = self._compiled_reference(p)
         compile_s += time.perf_counter() - t0
+        inputs = self.draw_inputs(MODEL_SEED, "problem")
         res = inventory_result(ref, p.compile_mode, self.device.type, profile, iters,
                                inputs, bw, os.path.abspath(out_dir) if out_dir else "",
                                seeds, seed_mode if seeds is not None else "")
