@@ -98,3 +98,20 @@ def test_a_sealed_candidates_torch_compile_writes_its_own_directory(tmp_path):
     finally:
         w.kill()
         w.close()
+
+
+def test_a_seal_that_cannot_be_built_says_why_and_changes_nothing(tmp_path):
+    """A folder to keep that cannot be made is no crash: narrow_writes answers why, and the
+    process stays as it was (still free to write where it could)."""
+    import subprocess
+    import sys
+    from conftest import WORKER_PATH
+    code = ("import sys; sys.path.insert(0, %r)\n"
+            "from kgate_worker import seal\n"
+            "why, every = seal.narrow_writes(['/proc/1/no-such-dir/x'])\n"
+            "print(why)\n"
+            "open(%r, 'w').write('still free')\n") % (str(WORKER_PATH), str(tmp_path / "free.txt"))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("cannot allow writes beneath /proc/1/no-such-dir/x"), r.stdout
+    assert (tmp_path / "free.txt").read_text() == "still free"

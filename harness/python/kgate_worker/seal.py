@@ -83,8 +83,11 @@ def narrow_writes(dirs: list[str]) -> tuple[str, bool]:
         return f"cannot create a Landlock ruleset: {os.strerror(ctypes.get_errno())}", False
     try:
         for d in list(dirs) + [f"/proc/{os.getpid()}"]:
-            os.makedirs(d, exist_ok=True)
-            dfd = os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                os.makedirs(d, exist_ok=True)
+                dfd = os.open(d, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError as e:
+                return f"cannot allow writes beneath {d}: {e.strerror or e}", False
             try:
                 # struct landlock_path_beneath_attr (packed): u64 allowed_access, s32 parent_fd
                 rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, dfd))
