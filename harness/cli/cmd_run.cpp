@@ -124,8 +124,7 @@ class GatesEvaluator : public search::CandidateEvaluator {
   // A mode whose re-measure gave no time: no candidate time, the error as its note (the
   // record says why that column is empty).
   static gates::Timing unmeasured(const std::string& why) {
-    gates::Timing t;
-    t.candidate_us = 0;
+    gates::Timing t;  // candidate_us stays 0
     t.note = why;
     return t;
   }

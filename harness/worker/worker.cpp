@@ -565,6 +565,25 @@ std::string locate_native_bin(const std::string& explicit_path) {
   throw InfraError(msg + ")");
 }
 
+namespace {
+
+// Once per run, the seal a worker is asked for: "sandbox: WHAT (every thread)", or, before
+// Landlock ABI 8, "(the THREAD thread and the threads it starts; Landlock ABI N < 8)".
+// Nothing without Landlock: the sandbox line says so.
+void say_seal_once(std::once_flag& once, const char* what, const char* thread) {
+  std::call_once(once, [&] {
+    const int abi = core::sandbox_support().landlock_abi;
+    if (abi == 0) return;
+    log::info(std::string("sandbox: ") + what + " (" +
+              (abi >= 8 ? std::string("every thread")
+                        : std::string("the ") + thread + " thread and the threads it starts; Landlock ABI " +
+                              std::to_string(abi) + " < 8") +
+              ")");
+  });
+}
+
+}  // namespace
+
 WorkerSpec native_worker_spec(const std::string& backend, const std::vector<std::string>& writable,
                               const std::string& explicit_bin) {
   WorkerSpec spec;
@@ -575,12 +594,7 @@ WorkerSpec native_worker_spec(const std::string& backend, const std::vector<std:
     // compile cache is read-only to candidate code (native/compile_cache.h).
     spec.env["KGATE_WORKER_SEAL"] = "1";
     static std::once_flag said;
-    std::call_once(said, [] {
-      const int abi = core::sandbox_support().landlock_abi;
-      if (abi == 0) return;  // no file wall at all: the sandbox line says so
-      log::info(std::string("sandbox: kgate-native makes the compile cache read-only before it loads a "
-                            "candidate (") + (abi >= 8 ? "every thread" : "the loading thread and the threads it starts; Landlock ABI " + std::to_string(abi) + " < 8") + ")");
-    });
+    say_seal_once(said, "kgate-native makes the compile cache read-only before it loads a candidate", "loading");
   }
   return spec;
 }
@@ -652,13 +666,8 @@ void seal_python_worker(WorkerSpec& spec, const std::vector<std::string>& keep) 
   for (const auto& d : keep) joined += (joined.empty() ? "" : ":") + d;
   spec.env["KGATE_WORKER_SEAL_KEEP"] = joined;
   static std::once_flag said;
-  std::call_once(said, [] {
-    const int abi = core::sandbox_support().landlock_abi;
-    if (abi == 0) return;  // no file wall at all: the sandbox line says so
-    log::info(std::string("sandbox: the Python worker makes the Inductor and Triton caches read-only before it "
-                          "runs candidate code (") +
-              (abi >= 8 ? "every thread" : "the sealing thread and the threads it starts; Landlock ABI " + std::to_string(abi) + " < 8") + ")");
-  });
+  say_seal_once(said, "the Python worker makes the Inductor and Triton caches read-only before it runs candidate code",
+                "sealing");
 }
 
 WorkerSpec python_worker_spec() {

@@ -669,11 +669,11 @@ def test_worth_seeding_without_kernels_or_times():
     assert inductor.worth_seeding(unprofiled, 1.01)  # no times to tell: seeded, as searched
 
 
-def test_inventory_seeds_only_a_model_worth_searching(tmp_path, monkeypatch):
-    """The inventory's gate on the seed compile, run in process on the CPU with the worker
-    taken for a CUDA one: with seed_min_bound the model is compiled and profiled first; a
-    model with no kernel worth searching (here: none at all, C++ kernels on the CPU) gets no
-    seed compile and says why."""
+@pytest.fixture
+def taken_for_cuda(tmp_path, monkeypatch):
+    """An in-process worker with the compiled-mode ReLU problem loaded on the CPU, then
+    taken for a CUDA one (the inventory's seed gate runs on CUDA only): (worker, kernels
+    dir, the Worker class to patch)."""
     from inproc import InProc
     from kgate_worker.worker import Worker as InProcWorker
     w = InProc()
@@ -682,6 +682,15 @@ def test_inventory_seeds_only_a_model_worth_searching(tmp_path, monkeypatch):
     w.load(KB / "relu.py", mode="compiled", kernels_dir=str(kdir))
     monkeypatch.setattr(InProcWorker, "cuda", property(lambda self: True))
     monkeypatch.setattr(InProcWorker, "sync", lambda self: None)
+    return w, kdir, InProcWorker
+
+
+def test_inventory_seeds_only_a_model_worth_searching(taken_for_cuda, monkeypatch):
+    """The inventory's gate on the seed compile, run in process on the CPU with the worker
+    taken for a CUDA one: with seed_min_bound the model is compiled and profiled first; a
+    model with no kernel worth searching (here: none at all, C++ kernels on the CPU) gets no
+    seed compile and says why."""
+    w, kdir, InProcWorker = taken_for_cuda
     monkeypatch.setattr(InProcWorker, "_seed_launches",
                         lambda self, p, mode: pytest.fail("seed compile made for a fallback"))
     inv = w("inventory", dir=str(kdir), seed_mode="coordinate-descent", seed_min_bound=1.01)
@@ -691,18 +700,12 @@ def test_inventory_seeds_only_a_model_worth_searching(tmp_path, monkeypatch):
     assert inv["graphs"] == 1 and inv["kernels"] == []
 
 
-def test_inventory_of_a_model_worth_searching_is_seeded_then_compiled_again(tmp_path, monkeypatch):
+def test_inventory_of_a_model_worth_searching_is_seeded_then_compiled_again(taken_for_cuda,
+                                                                          monkeypatch):
     """The other side of the gate: a model worth searching gets the seed compile after its
     first compile and profile, and is compiled again after it (the seed compile resets
     torch.compile's state): the inventory is of that second, live compile."""
-    from inproc import InProc
-    from kgate_worker.worker import Worker as InProcWorker
-    w = InProc()
-    w("hello", backend="cpu", cache_dir=str(INDUCTOR_CACHE))
-    kdir = tmp_path / "k"
-    w.load(KB / "relu.py", mode="compiled", kernels_dir=str(kdir))
-    monkeypatch.setattr(InProcWorker, "cuda", property(lambda self: True))
-    monkeypatch.setattr(InProcWorker, "sync", lambda self: None)
+    w, kdir, InProcWorker = taken_for_cuda
     monkeypatch.setattr(inductor, "worth_seeding", lambda inv, b: True)
     refs = []
     real = InProcWorker._compiled_reference

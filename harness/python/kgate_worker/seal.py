@@ -33,17 +33,7 @@ _PR_SET_NO_NEW_PRIVS = 38
 _ABI1_WRITE = (1 << 1) | (1 << 4) | (1 << 5) | sum(1 << b for b in range(6, 13))
 _REFER, _TRUNCATE = 1 << 13, 1 << 14   # ABI 2, ABI 3
 
-_state = {"tried": False, "dir": "", "note": ""}
-
-
-def own_dir() -> str:
-    """The worker's own directory once sealed ("" before, or when the seal did not apply)."""
-    return _state["dir"]
-
-
-def note() -> str:
-    """Why the seal did not apply, or what it does not cover ("" when it holds fully)."""
-    return _state["note"]
+_tried = False
 
 
 def _libc():
@@ -111,9 +101,10 @@ def before_candidate_code() -> None:
     """Seals this worker (once) when kgate asked for it; the caches, TMPDIR and Python's
     tempfile move to the worker's own directory. A seal that cannot be built is said on
     stderr and the worker goes on (KGATE_SANDBOX=strict: a RuntimeError instead)."""
-    if _state["tried"]:
+    global _tried
+    if _tried:
         return
-    _state["tried"] = True
+    _tried = True
     if os.environ.get("KGATE_WORKER_SEAL") != "1":
         return
     own = os.path.join(os.environ.get("TMPDIR") or "/tmp", f"kgate-worker-{os.getpid()}")
@@ -128,7 +119,6 @@ def before_candidate_code() -> None:
         msg = f"sandbox: the compile cache stays writable to candidate code: {why}"
         if os.environ.get("KGATE_SANDBOX") == "strict":
             raise RuntimeError(msg + " (KGATE_SANDBOX=strict)")
-        _state["note"] = msg
         sys.stderr.write(f"[kgate_worker] {msg}\n")
         return
     for sub, var in (("inductor", "TORCHINDUCTOR_CACHE_DIR"), ("triton", "TRITON_CACHE_DIR")):
@@ -136,9 +126,7 @@ def before_candidate_code() -> None:
         os.environ[var] = os.path.join(own, sub)
     os.environ["TMPDIR"] = own
     tempfile.tempdir = own
-    _state["dir"] = own
     if not every_thread:
-        _state["note"] = ("sandbox: the compile cache is read-only to the sealing thread and the "
-                          "threads it starts; threads that already ran keep the spawn-time walls "
-                          "(Landlock ABI < 8)")
-        sys.stderr.write(f"[kgate_worker] {_state['note']}\n")
+        sys.stderr.write("[kgate_worker] sandbox: the compile cache is read-only to the sealing "
+                         "thread and the threads it starts; threads that already ran keep the "
+                         "spawn-time walls (Landlock ABI < 8)\n")

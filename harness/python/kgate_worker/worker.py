@@ -917,46 +917,48 @@ class Worker:
         seed_min_bound = param(params, "seed_min_bound", "num", 0.0)
         p = self._need_problem()
         bw = float((self.device_info or {}).get("copy_bandwidth_gbps") or 0.0)
+        kdir = os.path.abspath(out_dir) if out_dir else ""
         seeds, seed_note = None, ""
         seed_s = compile_s = 0.0
-        if seed_mode and p.compiled_ref is None and self.cuda and seed_min_bound > 0 and profile:
+
+        def compiled_inventory(seeds=None, seed_mode=""):
+            nonlocal compile_s
             t0 = time.perf_counter()
             ref = self._compiled_reference(p)
             compile_s += time.perf_counter() - t0
-            first = inventory_result(ref, p.compile_mode, self.device.type, True, iters,
-                                     self.draw_inputs(MODEL_SEED, "problem"), bw, "", None, "")
-            worth = worth_seeding(first, seed_min_bound)
-            del first, ref
-            if worth:
-                # The seed compile resets torch.compile's state, which leaves this model's
-                # captured wrappers stale: it is compiled again after (a cache hit).
-                p.compiled_ref = None
-                self.sync()
-            else:
-                seed_note = (f"not seeded: no kernel's Amdahl bound reaches {seed_min_bound:g}x "
-                             "(none is worth searching)")
+            return inventory_result(ref, p.compile_mode, self.device.type, profile, iters,
+                                    self.draw_inputs(MODEL_SEED, "problem"), bw, kdir, seeds,
+                                    seed_mode)
+
+        def answer(res: dict, note: str) -> dict:
+            if note:
+                res["seed_note"] = note
+            # Where the inventory's time went (the rest of it is the profile, its own field).
+            res["seed_compile_s"] = round(seed_s, 3)
+            res["compile_s"] = round(compile_s, 3)
+            return res
+
+        if seed_mode and p.compiled_ref is None and self.cuda and seed_min_bound > 0 and profile:
+            res = compiled_inventory()
+            if not worth_seeding(res, seed_min_bound):
+                return answer(res, f"not seeded: no kernel's Amdahl bound reaches "
+                                   f"{seed_min_bound:g}x (none is worth searching)")
+            # The seed compile resets torch.compile's state, which leaves this model's
+            # captured wrappers stale: it is compiled again after (a cache hit).
+            del res
+            p.compiled_ref = None
+            self.sync()
         if seed_mode and p.compiled_ref is None and self.cuda:
             # Before the model's own compile: a later torch._dynamo.reset() would leave the
             # compiled reference's captured wrappers stale.
             t0 = time.perf_counter()
             seeds, seed_note = self._seed_launches(p, seed_mode)
             seed_s = time.perf_counter() - t0
-        elif seed_mode and not seed_note:
+        elif seed_mode:
             seed_note = ("no Triton kernels to seed on the CPU" if not self.cuda else
                          "not seeded: torch.compile's model was compiled before the inventory")
-        t0 = time.perf_counter()
-        ref = self._compiled_reference(p)
-        compile_s += time.perf_counter() - t0
-        inputs = self.draw_inputs(MODEL_SEED, "problem")
-        res = inventory_result(ref, p.compile_mode, self.device.type, profile, iters,
-                               inputs, bw, os.path.abspath(out_dir) if out_dir else "",
-                               seeds, seed_mode if seeds is not None else "")
-        if seed_note:
-            res["seed_note"] = seed_note
-        # Where the inventory's time went (the rest of it is the profile, its own field).
-        res["seed_compile_s"] = round(seed_s, 3)
-        res["compile_s"] = round(compile_s, 3)
-        return res
+        return answer(compiled_inventory(seeds, seed_mode if seeds is not None else ""),
+                      seed_note)
 
     def _seed_launches(self, p: Problem, seed_mode: str) -> tuple:
         """program -> launch config of a `seed_mode` compile of the model (dropped after),
@@ -1389,8 +1391,8 @@ class Worker:
                         self._after_candidate_error()
                         break
                     res["cannot_judge"] = ("the slot ran out of device memory with the "
-                                           f"worker's own holdings released, and so does "
-                                           f"the reference: {msg}")
+                                           f"worker's own holdings released: {msg}; the "
+                                           f"reference on the same inputs: {ref_oom}")
                     res["notes"].append("cannot judge: " + res["cannot_judge"])
                     break
                 res.update(return_code=1,
