@@ -354,6 +354,40 @@ def test_plan_truth(need, dev, host, cuda, rnd, where):
         assert "15.0 GiB" in why
 
 
+@pytest.mark.parametrize("size,budget,free,compute_s,where", [
+    (1 * G, 10 * G, 60 * G, 0.5, "cache"),        # fits the cache's budget
+    (13 * G, 10 * G, 40 * G, 0.05, "transient"),  # 23_Softmax on an 80 GB card: recompute
+    (13 * G, 10 * G, 40 * G, 10.0, "host"),       # costlier to compute than to move
+    (13 * G, 10 * G, 20 * G, 0.05, "host"),       # no room beside it for the check's runs
+    (3 * G, 10 * G, 8 * G, 0.01, "transient"),    # within budget, over a quarter of what's free
+    (3 * G, 10 * G, 5 * G, 0.01, "host"),         # over half of what's free
+])
+def test_place_truth(size, budget, free, compute_s, where):
+    """A truth too big to cache on the device stays there for its check only when computing
+    it again costs less than its trip to the host and back (2 x 13 GiB at 8 GB/s: 3.5 s)."""
+    from kgate_worker.worker import place_truth
+    assert place_truth(size, budget, free, compute_s) == where
+
+
+@pytest.mark.parametrize("where", ["transient", "host", "cache"])
+def test_a_transient_truth_judges_its_check_and_is_not_kept(w, tmp_path, where):
+    """The placement as the worker applies it: a transient truth judges the case and leaves
+    nothing in the cache (the next check of the same inputs computes it again); a host or
+    cached truth is kept for the next one."""
+    import torch
+    w.load(AA / "matmul_scaling_residual.py")
+    p = w.worker.problem
+    p.truth_cache.clear()
+    w.worker._place_truth = lambda outs, compute_s: where
+    assert w.compile(as_model_new(AA / "matmul_scaling_residual.py", tmp_path / "m.py"))[
+        "compiled"]
+    assert passes(w.check(atol=1e-4, rtol=1e-4))
+    assert len(p.truth_cache) == (0 if where == "transient" else 1)
+    if where != "transient":
+        assert next(iter(p.truth_cache.values()))[0].dtype == torch.float64
+    del w.worker._place_truth
+
+
 def test_truth_need_counts_float64_inputs_and_outputs(w):
     import torch
     w.load(AA / "matmul_scaling_residual.py")

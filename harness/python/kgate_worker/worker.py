@@ -36,6 +36,8 @@ REF_RHO = 10.0           # default rho: an ill-conditioned case's tolerance is w
 REF_ERROR_ENTRIES = 64
 AUDIT_HEADROOM = 256 << 20  # device memory left free beside what the timing audit keeps
 GIB = float(1 << 30)
+HOST_LINK_BPS = 8e9      # bytes/s of a pageable copy between the device and the host (a low
+                         # estimate for PCIe 4-5 x16): the cost of a truth kept on the host
 
 
 class CannotJudge(Exception):
@@ -87,6 +89,20 @@ def plan_truth(need: int, device_free: int, host_free: int, cuda: bool,
     if need <= host_free:
         return "host", why + "; computed on the host"
     return "cannot", why + f" and {_gib(host_free)} available on the host"
+
+def place_truth(size: int, cache_budget: int, free_after: int, compute_s: float) -> str:
+    """Where a float64 truth just computed on the device goes: "cache" (stays on the device,
+    cached for the next check of the same inputs), "transient" (stays on the device for this
+    check only and is computed again next time: a GPU-sized truth that does not fit the
+    cache's budget, and whose computing costs less than its trip to the host and back) or
+    "host" (cached on the host; the compare pulls it over chunk by chunk). `free_after` is
+    what the device has free with the truth on it: the check's own runs need room beside it."""
+    if size <= cache_budget and size <= free_after // 4:
+        return "cache"
+    if size <= free_after // 2 and compute_s < 2 * size / HOST_LINK_BPS:
+        return "transient"
+    return "host"
+
 
 torch: Any = None  # imported lazily (after hello has set the cache directories)
 
@@ -414,6 +430,7 @@ class Worker:
             p.truth_cache.move_to_end(key)
             return p.truth_cache[key]
         self._make_room(p)
+        t0 = time.perf_counter()
         outs = None if p.oracle_skip else self._truth_f64(p, inputs)
         if outs is None:
             try:
@@ -427,7 +444,11 @@ class Worker:
                                   source.describe_exception(e, p.path)) from None
             if outs is None:
                 raise WorkerError("internal", "the reference Model returned no tensor(s)")
-        outs = self._place_truth(outs)
+        where = self._place_truth(outs, time.perf_counter() - t0)
+        if where == "transient":
+            return outs
+        if where == "host":
+            outs = [t.cpu() for t in outs]
         p.truth_cache[key] = outs
         self._trim_truth_cache(p)
         return outs
@@ -569,15 +590,13 @@ class Worker:
         self.sync()
         return None if outs is None else [t.detach() for t in outs]
 
-    def _place_truth(self, outs: list) -> list:
-        """A truth larger than the cache's device budget, or than a quarter of what the
-        device has free, is kept on the host (compare pulls it over chunk by chunk)."""
+    def _place_truth(self, outs: list, compute_s: float) -> str:
+        """Where a truth just computed goes (`place_truth`): a truth already on the host,
+        or any truth on the CPU, is cached where it is."""
         if not self.cuda or not outs or outs[0].device.type == "cpu":
-            return outs
-        size = _nbytes(outs)
-        if size > self._truth_cache_bytes() or size > self._device_free() // 4:
-            return [t.cpu() for t in outs]
-        return outs
+            return "cache"
+        return place_truth(_nbytes(outs), self._truth_cache_bytes(), self._device_free(),
+                           compute_s)
 
     def _trim_truth_cache(self, p: Problem) -> None:
         """At most TRUTH_CACHE_ENTRIES, within the device budget (entries on the device)
