@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "report/format.h"
 #include "report/junit_reporter.h"
@@ -34,6 +35,16 @@ double or_nan(const std::optional<double>& v) {
 
 std::string td(const std::string& s, bool numeric = false) {
   return std::string(numeric ? "<td class=\"n\">" : "<td>") + html_escape(s) + "</td>";
+}
+
+// A vs-reference cell; an empty one carries the reason it is empty as its tooltip.
+std::string vs_reference_td(const ProblemResult& r, const std::string& mode,
+                            const std::optional<double>& speedup) {
+  auto why = r.references_missing.find(mode);
+  if (why == r.references_missing.end()) why = r.references_missing.find("references");
+  if (why == r.references_missing.end() || speedup) return td(fmt::speedup(speedup), true);
+  return "<td class=\"n\" title=\"" + html_escape(why->second) + "\">" + html_escape(fmt::speedup(speedup)) +
+         "</td>";
 }
 
 std::string signed_pct(double v) { return (v > 0 ? "+" : "") + fmt::num(v, 1) + "%"; }
@@ -180,14 +191,24 @@ std::string html_report(const Summary& s, const std::vector<ExperimentPoint>& pr
             true) +
          td(fmt::us(r.best_us), true) +
          td(fmt::speedup_ci(r.speedup, r.speedup_lo, r.speedup_hi), true) +
-         td(fmt::speedup(row.speedup_vs_eager), true) +
-         td(fmt::speedup(row.speedup_vs_compile), true) +
+         vs_reference_td(r, "eager", row.speedup_vs_eager) +
+         vs_reference_td(r, "compile", row.speedup_vs_compile) +
          td(to_string(r.outcome) +
             (failed ? " (" + to_string(row.failure) + ")" : std::string())) +
          td(std::to_string(r.experiments), true) + td(std::to_string(r.kept), true) +
          td(fmt::short_sha(r.best_commit)) + td(fmt::pct(r.pct_roofline), true) + "</tr>\n";
   }
   b += "</table>\n";
+  // An empty vs-reference column says why (as report.md does).
+  std::string missing;
+  for (const auto& row : s.rows)
+    for (const auto& [mode, why] : row.record->references_missing)
+      missing += "<li>" + html_escape(row.record->level + "/" + row.record->problem) +
+                 (mode == "references" ? " (every mode)" : " vs " + html_escape(mode)) + ": " +
+                 html_escape(why) + "</li>";
+  if (!missing.empty())
+    b += "<p>Not measured against the reference model:</p>\n<ul class=\"missing\">" + missing +
+         "</ul>\n";
   return html_page("kgate report: " + info.suite, b);
 }
 

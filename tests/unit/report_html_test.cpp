@@ -27,6 +27,26 @@ TEST(ReportHtml, MatchesGolden) {
   expect_golden(html_report(summarize(run)), "report.html");
 }
 
+// An empty vs-reference cell says why, as report.md does: the reason as the cell's tooltip
+// and a list under the problems table.
+TEST(ReportHtml, SaysWhyAReferenceColumnIsEmpty) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  ASSERT_FALSE(run.results.empty());
+  EXPECT_EQ(html_report(summarize(run)).find("Not measured against the reference model"), std::string::npos);
+  ProblemResult r = run.results.front();
+  r.eager_us = 0;
+  r.references_missing = {{"eager", "the worker exited with status 137 (killed) <&>"}};
+  run.results = {r};
+  const std::string html = html_report(summarize(run));
+  EXPECT_NE(html.find("<li>" + r.level + "/" + r.problem +
+                      " vs eager: the worker exited with status 137 (killed) &lt;&amp;&gt;</li>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td class=\"n\" title=\"the worker exited with status 137 (killed) &lt;&amp;&gt;\">-</td>"),
+            std::string::npos)
+      << html;
+}
+
 TEST(ReportHtml, SelfContainedWithCharts) {
   RunRecords run = load_run_dir(fixture("run_basic"));
   run.results[0].problem = "<script>alert(1)</script>";

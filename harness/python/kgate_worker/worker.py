@@ -220,6 +220,7 @@ class Problem:
         self.output_meta: list = []   # [(shape, dtype)] of the reference's outputs
         self.oracle_skip = ""         # why the float64 truth is not usable ("" = it is)
         self.truth_note = ""          # where the truth went when not on the device
+        self.truth_placed: set = set()  # placements said in the log (place_truth)
         self.ref_random = False       # forward draws random numbers (output follows the RNG)
         self.ref_spread = 0.0         # relative spread of two runs on identical inputs
         self.ref_nondeterministic = ""
@@ -595,8 +596,15 @@ class Worker:
         or any truth on the CPU, is cached where it is."""
         if not self.cuda or not outs or outs[0].device.type == "cpu":
             return "cache"
-        return place_truth(_nbytes(outs), self._truth_cache_bytes(), self._device_free(),
-                           compute_s)
+        size = _nbytes(outs)
+        where = place_truth(size, self._truth_cache_bytes(), self._device_free(), compute_s)
+        p = self._need_problem()
+        if where != "cache" and where not in p.truth_placed:
+            p.truth_placed.add(where)
+            _log(f"{p.path}: a float64 truth of {_gib(size)} ({compute_s:.2f} s to compute) "
+                 + ("stays on the device for its check only (computed again next time)"
+                    if where == "transient" else "is kept on the host"))
+        return where
 
     def _trim_truth_cache(self, p: Problem) -> None:
         """At most TRUTH_CACHE_ENTRIES, within the device budget (entries on the device)
