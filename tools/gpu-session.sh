@@ -10,7 +10,8 @@
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
 #   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep capture dispatch template aa study timers nativeslot knobs
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
-#          DISPATCH_AGENT picks its agent kind, default template)
+#          DISPATCH_AGENT picks its agent kind, default template; DISPATCH_PYTEST_K narrows
+#          its GPU tests with pytest's -k)
 #   GPU_TARGET names the --gpu target of the suite runs (default: the one kgate detects).
 #   STEP_S_<step>=N caps a step's seconds (defaults below): SIGTERM then, SIGKILL 20 s later,
 #   so the archive is packed before the device call's own limit (keep that 60 s above the
@@ -237,7 +238,7 @@ if has dispatch; then
   kb="$KERNELBENCH_ROOT/KernelBench"
   if [ "${DISPATCH_PYTEST:-1}" = 1 ]; then
     KGATE_REQUIRE_GPU=1 timeout -k 20 "$(cap dispatch_pytest 150)" python3 -m pytest -q -p no:cacheprovider \
-      tests/python/test_inductor_cuda.py > "$OUT/pytest-inductor.log" 2>&1
+      tests/python/test_inductor_cuda.py ${DISPATCH_PYTEST_K:+-k "$DISPATCH_PYTEST_K"} > "$OUT/pytest-inductor.log" 2>&1
     stamp "pytest inductor cuda rc=$?"; tail -5 "$OUT/pytest-inductor.log"
   fi
   for p in ${DISPATCH_PROFILE-level1/23_Softmax level2/37_Matmul_Swish_Sum_GroupNorm}; do

@@ -388,6 +388,60 @@ def test_a_transient_truth_judges_its_check_and_is_not_kept(w, tmp_path, where):
     del w.worker._place_truth
 
 
+OOM_AFTER_TWO = """
+class ModelNew(Model):
+    calls = 0
+
+    def forward(self, *args):
+        type(self).calls += 1
+        if type(self).calls > 2:
+            raise RuntimeError("CUDA out of memory. Tried to allocate 1024.00 TiB")
+        return super().forward(*args)
+"""
+
+
+@pytest.mark.parametrize("hoard,reference,expect", [
+    (0, "", "rejected: runs"),                      # the reference runs these inputs
+    (0, "CUDA out of memory (ref)", "not judged"),  # a case too big for the machine
+    (4 * G, "CUDA out of memory (ref)", "rejected: keeps"),  # it starved the reference
+    (200 << 20, "CUDA out of memory (ref)", "not judged"),   # within the slack
+])
+def test_out_of_memory_on_a_case(w, tmp_path, monkeypatch, hoard, reference, expect):
+    """A slot that runs out of device memory twice on a case (the second time with the
+    worker's holdings released), run in process with the worker taken for a CUDA one and
+    the device's accounting faked: rejected when the reference runs the same inputs; not
+    judged when it does not, unless the slot itself kept device memory across its failed
+    calls (`hoard`: what it came to hold; the worker releases 1 GiB of its own)."""
+    from kgate_worker.worker import Worker
+    w.load(AA / "matmul_scaling_residual.py")
+    src = as_model_new(AA / "matmul_scaling_residual.py", tmp_path / "m.py")
+    src.write_text(src.read_text().replace("class ModelNew", "class ModelBase").replace(
+        "super(ModelNew,", "super(ModelBase,") + OOM_AFTER_TWO.replace("(Model)", "(ModelBase)"))
+    assert w.compile(src)["compiled"]
+    own = 1 * G
+    # start of the case; before the release; after it; after the second failure
+    held = iter([(own, own), (own + hoard, own + hoard), (hoard, hoard), (hoard, hoard)])
+    monkeypatch.setattr(Worker, "cuda", property(lambda self: True))
+    monkeypatch.setattr(Worker, "sync", lambda self: None)
+    monkeypatch.setattr(Worker, "poison", lambda self, n: None)
+    monkeypatch.setattr(Worker, "_device_free", lambda self: 64 * G)
+    monkeypatch.setattr(Worker, "_release_device", lambda self, p: None)
+    monkeypatch.setattr(Worker, "_device_held", lambda self, collect=True: next(held))
+    monkeypatch.setattr(Worker, "_reference_oom", lambda self, p, dt, inputs: reference)
+    case = w.check(atol=1e-4, rtol=1e-4)
+    assert next(held, None) is None, "the device was not measured four times"
+    if expect == "not judged":
+        assert case["return_code"] == 0 and case["cannot_judge"].startswith(
+            "the slot ran out of device memory with the worker's own holdings released"), case
+        assert "CUDA out of memory (ref)" in case["cannot_judge"]
+    elif expect == "rejected: runs":
+        assert case["return_code"] == 1 and case["error"].startswith(
+            "out of device memory on inputs the reference runs in the same worker"), case
+    else:
+        assert case["return_code"] == 1 and case["error"].startswith(
+            "out of device memory while the candidate keeps 4.0 GiB of device memory"), case
+
+
 def test_truth_need_counts_float64_inputs_and_outputs(w):
     import torch
     w.load(AA / "matmul_scaling_residual.py")

@@ -52,6 +52,20 @@ def oom_rejection(msg: str) -> str:
             "candidate needs more GPU memory than the reference has room for beside it): " + msg)
 
 
+HOARD_SLACK = (256 << 20, 1 << 30)  # device memory a slot may come to hold more of across
+                         # an out-of-memory retry before it counts as keeping memory back:
+                         # in torch tensors, and as the driver counts it (other processes on
+                         # the device, and the libraries' handles and workspaces, move that)
+
+
+def hoard_rejection(kept: int, msg: str) -> str:
+    """The error of a candidate that ran out of device memory while it kept device memory
+    of its own across the failed call (the reference cannot be asked to run beside it)."""
+    return (f"out of device memory while the candidate keeps {_gib(kept)} of device memory "
+            "across its calls (held after the failed call, with the worker's own holdings "
+            "released): " + msg)
+
+
 def _is_oom(e: BaseException) -> bool:
     if isinstance(e, MemoryError):
         return True
@@ -648,6 +662,18 @@ class Worker:
         import gc
         gc.collect()
         torch.cuda.empty_cache()
+
+    def _device_held(self, collect: bool = True) -> tuple[int, int]:
+        """What the process holds on the device: bytes in live torch tensors, and bytes the
+        driver counts as used on the device (allocations made outside torch's allocator
+        too; other processes' as well), the allocator's free blocks returned first (and,
+        with `collect`, what only the garbage collector would free)."""
+        if collect:
+            import gc
+            gc.collect()
+        torch.cuda.empty_cache()
+        free, total = torch.cuda.mem_get_info(self.device)
+        return int(torch.cuda.memory_allocated(self.device)), int(total - free)
 
     def _truth_cache_bytes(self) -> int:
         """Memory the float64 truths may hold: an eighth of the device's (a GPU-sized
@@ -1392,6 +1418,10 @@ class Worker:
         first = None
         spread = 0.0
         retried = False
+        # What the process holds on the device before the slot's first call, and what the
+        # worker released of its own for the retry: how much the slot came to keep.
+        start = self._device_held(collect=False) if self.cuda else (0, 0)
+        released = (0, 0)
         r = 0
         while r < c["repeats"]:
             args = _check_args(p, inputs)
@@ -1406,9 +1436,20 @@ class Worker:
                     del e, args
                     if not retried:  # what the worker holds may be in the way: free it
                         retried = True
-                        self._release_device(p)
+                        before = self._device_held()
                         truth = [t.cpu() for t in truth]
+                        self._release_device(p)
+                        released = tuple(b - a for b, a in zip(before, self._device_held()))
                         continue
+                    # A candidate that took device memory of its own across its failed
+                    # calls would make the reference below run out of it too.
+                    grew = [now - s0 + rel for now, s0, rel
+                            in zip(self._device_held(), start, released)]
+                    kept = max(grew)
+                    if any(g > slack for g, slack in zip(grew, HOARD_SLACK)):
+                        res.update(return_code=1, error=hoard_rejection(kept, msg))
+                        self._after_candidate_error()
+                        break
                     # Not judged only when the reference cannot run these inputs either:
                     # a candidate that runs out of memory on some cases alone (a huge
                     # allocation on inputs it does not want checked) is rejected.
