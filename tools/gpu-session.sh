@@ -12,6 +12,7 @@
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
 #          DISPATCH_AGENT picks its agent kind, default template; DISPATCH_PYTEST_K narrows
 #          its GPU tests with pytest's -k)
+#   PYTEST_FILES / PYTEST_K replace the pytest step's test files / narrow them with -k.
 #   GPU_TARGET names the --gpu target of the suite runs (default: the one kgate detects).
 #   STEP_S_<step>=N caps a step's seconds (defaults below): SIGTERM then, SIGKILL 20 s later,
 #   so the archive is packed before the device call's own limit (keep that 60 s above the
@@ -83,7 +84,8 @@ if has tests; then
 fi
 if has pytest; then
   KGATE_REQUIRE_GPU=1 timeout -k 20 "$(cap pytest 240)" python3 -m pytest -q -p no:cacheprovider \
-    tests/python/test_worker_cuda.py tests/python/test_audit.py > "$OUT/pytest-cuda.log" 2>&1
+    ${PYTEST_FILES:-tests/python/test_worker_cuda.py tests/python/test_audit.py} ${PYTEST_K:+-k "$PYTEST_K"} \
+    > "$OUT/pytest-cuda.log" 2>&1
   stamp "pytest cuda rc=$?"; tail -30 "$OUT/pytest-cuda.log"
 fi
 if has bench; then
