@@ -277,6 +277,17 @@ const SandboxSupport& sandbox_support() {
   return support;
 }
 
+// A number of MiB from the environment, in bytes (unset or empty: 0); UsageError otherwise.
+static std::uint64_t mib_from_env(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return 0;
+  char* end = nullptr;
+  const unsigned long long mb = std::strtoull(v, &end, 10);
+  if (end == v || *end != '\0' || *v == '-')
+    throw UsageError(std::string(name) + "=" + v + ": expected a number of MiB (0: no cap)");
+  return static_cast<std::uint64_t>(mb) << 20;
+}
+
 Sandbox sandbox_from_env() {
   Sandbox s;
   const char* v = std::getenv("KGATE_SANDBOX");
@@ -286,6 +297,7 @@ Sandbox sandbox_from_env() {
     throw UsageError("KGATE_SANDBOX=" + mode + ": expected off, on, auto or strict");
   s.enabled = true;
   s.strict = mode == "strict";
+  s.max_gpu_memory = mib_from_env("KGATE_SANDBOX_GPU_MEMORY_MB");
   return s;
 }
 
@@ -325,13 +337,7 @@ std::vector<std::string> scrub_environment(std::map<std::string, std::string>& e
 }
 
 std::uint64_t host_address_space_cap() {
-  if (const char* v = std::getenv("KGATE_SANDBOX_MEMORY_MB"); v && *v) {
-    char* end = nullptr;
-    const unsigned long long mb = std::strtoull(v, &end, 10);
-    if (end == v || *end != '\0')
-      throw UsageError(std::string("KGATE_SANDBOX_MEMORY_MB=") + v + ": expected a number of MiB (0: no cap)");
-    return static_cast<std::uint64_t>(mb) << 20;
-  }
+  if (const char* v = std::getenv("KGATE_SANDBOX_MEMORY_MB"); v && *v) return mib_from_env("KGATE_SANDBOX_MEMORY_MB");
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0) return 0;
@@ -366,6 +372,7 @@ std::string describe(const Sandbox& s) {
   d += s.scope_signals && sup.landlock_abi >= 6 ? "only inside the sandbox" : "not scoped";
   d += "; limits: nofile " + std::to_string(s.max_open_files) + (s.core_dumps ? "" : ", core 0");
   if (s.max_address_space > 0) d += ", address space " + std::to_string(s.max_address_space >> 20) + " MiB";
+  if (s.max_gpu_memory > 0) d += ", GPU memory " + std::to_string(s.max_gpu_memory >> 20) + " MiB (Python worker)";
   if (s.max_tasks > 0) {
     const TaskCap cap = task_cap(s, sup);
     d += cap.how != TaskCap::kNone ? ", tasks " + std::to_string(s.max_tasks) + " (" + cap.name() + ")"

@@ -43,6 +43,11 @@ struct Sandbox {
   std::uint64_t max_open_files = 4096;  // RLIMIT_NOFILE (never raised above the current)
   std::uint64_t max_address_space = 0;  // RLIMIT_AS in bytes, 0 = no cap (CUDA maps huge ranges)
   bool core_dumps = false;              // RLIMIT_CORE 0 unless true
+  // Device memory a Python worker may take (KGATE_SANDBOX_GPU_MEMORY_MB), 0 = no cap. Kept
+  // by the worker itself: torch's allocator capped before candidate code runs, the cap
+  // checked after every call (a candidate that changes it is rejected), the lint's
+  // memory-cap rule. Not applied by spawn.
+  std::uint64_t max_gpu_memory = 0;
   // Tasks (processes and threads) the worker and everything it starts may have at once.
   // kgate not root: RLIMIT_NPROC inside a user namespace of the worker's own, where the
   // kernel counts that namespace's tasks alone (Linux >= 5.14); outside one it would count
@@ -71,7 +76,8 @@ const SandboxSupport& sandbox_support();
 
 // KGATE_SANDBOX: "off" (no sandbox), "strict" (refuse what cannot be built), anything
 // else or unset: on, with what the kernel supports. Throws UsageError for a value that
-// is none of off/on/auto/strict.
+// is none of off/on/auto/strict, or for a KGATE_SANDBOX_GPU_MEMORY_MB that is not a
+// number of MiB (max_gpu_memory; unset or 0: no cap).
 Sandbox sandbox_from_env();
 
 // A variable name that looks like a secret: *TOKEN*, *SECRET*, *PASSWORD*, *PASSWD*,

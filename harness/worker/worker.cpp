@@ -720,6 +720,10 @@ void sandbox_worker(WorkerSpec& w, const std::vector<std::string>& writable, std
     std::call_once(said_off, [] { log::warn("sandbox: off (KGATE_SANDBOX=off): candidates run with kgate's own rights"); });
     return;
   }
+  // The device memory cap is kept by the Python worker itself (kgate_worker: torch's
+  // allocator capped before candidate code, checked after every call).
+  if (w.sandbox.max_gpu_memory > 0)
+    w.env["KGATE_WORKER_GPU_MEMORY_MB"] = std::to_string(w.sandbox.max_gpu_memory >> 20);
   const std::string home = env_or("HOME", "");
   const std::string tmp = env_or("TMPDIR", "/tmp");
   std::vector<std::string> dirs = writable;

@@ -220,3 +220,61 @@ def test_a_constructor_that_fails_on_the_device_moves_the_problem_to_the_host(tm
     # From then on every model of the problem draws on the host: the weights agree.
     r = p.new_model(mod.Model, dev)
     assert r.built_on == "cpu" and torch.equal(r.lin.weight, m.lin.weight)
+
+
+# ---- the sandbox's device memory cap (KGATE_SANDBOX_GPU_MEMORY_MB) -------------------------
+
+RAISE_CAP = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        # the name built at run time, past the lint's memory-cap rule
+        getattr(torch.cuda, "set_per_process_" + "memory_fraction")(1.0)
+        return torch.relu(x)
+'''
+
+OVER_CAP = '''
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        pad = torch.empty(3 << 30, dtype=torch.uint8, device=x.device)  # 3 GiB: over the cap
+        return torch.relu(x) + pad[:1].float() * 0
+'''
+
+
+@pytest.fixture
+def capped_worker(tmp_path):
+    """A worker capped at 2 GiB of device memory, the small ReLU problem loaded."""
+    w = Worker(tmp_path / "capped.stderr", extra_env={"KGATE_WORKER_GPU_MEMORY_MB": "2048"})
+    r = w.ok("hello", backend="cuda", device_index=0)
+    assert r["device"]["memory_cap_bytes"] == 2048 << 20, r["device"]
+    load(w, variant="small")
+    yield w
+    w.kill()
+    w.close()
+
+
+def test_a_candidate_that_raises_the_memory_cap_is_rejected(capped_worker, tmp_path):
+    f = tmp_path / "raise_cap.py"
+    f.write_text(RAISE_CAP)
+    assert capped_worker.ok("compile", slot="candidate", source_path=str(f))["compiled"]
+    c = capped_worker.check()
+    assert c["return_code"] == 1 and c["error"].startswith(
+        "memory cap: the worker's device memory cap was changed"), c
+
+
+def test_a_candidate_over_the_memory_cap_runs_out_of_memory_and_is_rejected(capped_worker,
+                                                                              tmp_path):
+    """3 GiB in a 2 GiB worker: out of memory where the reference runs, so rejected."""
+    f = tmp_path / "over_cap.py"
+    f.write_text(OVER_CAP)
+    assert capped_worker.ok("compile", slot="candidate", source_path=str(f))["compiled"]
+    c = capped_worker.check()
+    assert c["return_code"] == 1 and c["error"].startswith(
+        "out of device memory on inputs the reference runs in the same worker"), c

@@ -525,3 +525,54 @@ def test_worker_trace_names_each_request_and_its_problem(tmp_path, monkeypatch):
     assert [(x["op"], x["problem"]) for x in lines] == [("load", "/kb/19_ReLU.py"),
                                                           ("time", "/kb/19_ReLU.py")]
     assert all(x["s"] >= 0 for x in lines)
+
+
+# ---- the device memory cap: the lint's memory-cap rule and the check after a call -------
+
+@pytest.mark.parametrize("text,line", [
+    ("import torch\ntorch.cuda.set_per_process_memory_fraction(1.0)\n", 2),
+    ("from torch.cuda import set_per_process_memory_fraction as f\n", 1),
+    ("import torch\nf = torch._C._cuda_setMemoryFraction\n", 2),
+    ("import os\nos.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'\n", 2),
+    ("import torch\na = torch.cuda.memory.CUDAPluggableAllocator('x.so', 'a', 'f')\n", 2),
+    ("exec('import torch; torch.cuda.set_per_process_memory_fraction(1.0)')\n", 1),
+])
+def test_lint_memory_cap(text, line):
+    assert (line, "memory-cap") in rules(L(text)), L(text)
+
+
+def test_lint_memory_cap_leaves_reading_memory_alone():
+    assert L("""
+        import torch
+        import triton
+        free, total = torch.cuda.mem_get_info()
+        used = torch.cuda.memory_allocated() + torch.cuda.max_memory_reserved()
+        f = torch.cuda.get_per_process_memory_fraction()
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8))
+        """) == []
+
+
+def test_memory_cap_changed_is_said_and_put_back(monkeypatch):
+    """The check after every call, with torch's getter and setter faked: a cap moved off
+    what hello set is described and set back; an unchanged one, or none, says nothing.
+    Without the getter (an older torch), an allocator holding more than the cap says it."""
+    from kgate_worker import worker as wk
+    wk._torch()
+    w = wk.Worker()
+    assert w._memory_cap_changed() == ""  # no cap
+    w.device = torch.device("cuda", 0)
+    w.memory_cap, w.memory_fraction = 2 << 30, 0.025
+    state = {"fraction": 0.025}
+    w._fraction_get = lambda index: state["fraction"]
+    w._fraction_set = lambda f, index: state.update(fraction=f)
+    assert w._memory_cap_changed() == ""
+    state["fraction"] = 1.0
+    msg = w._memory_cap_changed()
+    assert msg.startswith("memory cap: the worker's device memory cap was changed from "
+                          "0.025 to 1 of the device"), msg
+    assert state["fraction"] == 0.025 and w._memory_cap_changed() == ""
+    w._fraction_get = None
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device=None: 1 << 30)
+    assert w._memory_cap_changed() == ""
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device=None: 3 << 30)
+    assert "the allocator holds 3.0 GiB, over the cap" in w._memory_cap_changed()

@@ -1,8 +1,8 @@
 """Static lint of candidate files (gate 1): AST rules, each finding with a line number.
 
 Rules: reference-op, stream, swallow, monkeypatch (a patch of one of the worker's clocks
-says "timer patch: ..."), ctypes, thread, subprocess, network, introspection. Pure
-standard library.
+says "timer patch: ..."), ctypes, thread, subprocess, network, introspection, memory-cap.
+Pure standard library.
 """
 
 from __future__ import annotations
@@ -64,6 +64,15 @@ _SETTERS = {"builtins.setattr": "setattr() on", "builtins.delattr": "delattr() o
 _DICT_WRITES = {"update", "__setitem__", "setdefault", "pop", "popitem", "clear",
                 "__delitem__"}
 _DYNAMIC = "<name computed at run time>"
+# What changes the device memory a worker may take (KGATE_SANDBOX_GPU_MEMORY_MB) or the
+# allocator that enforces it: named anywhere in the file (an attribute, a name, an import,
+# or a word inside a string: getattr(torch.cuda, "set_per_process_" + ...) is caught at
+# run time instead, where the worker checks its cap after each call).
+MEMORY_CAP_NAMES = {"set_per_process_memory_fraction", "_cuda_setMemoryFraction",
+                     "setMemoryFraction", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
+                     "_set_allocator_settings", "CUDAPluggableAllocator",
+                     "change_current_allocator"}
+_MEMORY_CAP_WORD = None  # compiled on first use
 _STREAM_SUFFIXES = ("cuda.Stream", "cuda.stream", "cuda.ExternalStream", "cuda.set_stream",
                     "torch.Stream", "torch.set_stream")
 _STREAM_NAMES = {"Stream", "stream", "ExternalStream", "set_stream"}
@@ -414,8 +423,33 @@ def lint(tree: ast.Module, ref_op: str | None,
             _check_setter(node, env, add)
             _check_call(node, bound, add)
             _check_introspective_getattr(node, bound, add)
+        _check_memory_cap(node, add)
     findings.sort(key=lambda f: (f.line, f.rule))
     return findings
+
+
+def _check_memory_cap(node: ast.AST, add) -> None:
+    """memory-cap: the file names what raises the worker's GPU memory cap or replaces the
+    allocator that keeps it (torch.cuda.set_per_process_memory_fraction, the allocator's
+    settings, a pluggable allocator), as a name, an attribute, an import or in a string."""
+    global _MEMORY_CAP_WORD
+    if _MEMORY_CAP_WORD is None:
+        import re
+        _MEMORY_CAP_WORD = re.compile(r"\b(" + "|".join(sorted(MEMORY_CAP_NAMES)) + r")\b")
+    name = None
+    if isinstance(node, ast.Attribute) and node.attr in MEMORY_CAP_NAMES:
+        name = node.attr
+    elif isinstance(node, ast.Name) and node.id in MEMORY_CAP_NAMES:
+        name = node.id
+    elif isinstance(node, ast.alias) and node.name.rpartition(".")[2] in MEMORY_CAP_NAMES:
+        name = node.name.rpartition(".")[2]
+    elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        m = _MEMORY_CAP_WORD.search(node.value)
+        name = m.group(1) if m else None
+    if name is not None:
+        add(getattr(node, "lineno", 1), "memory-cap",
+            f"names {name} (it changes the worker's GPU memory cap or the allocator that "
+            "keeps it)")
 
 
 def _check_import(module: str, line: int, add) -> None:

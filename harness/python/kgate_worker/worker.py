@@ -333,6 +333,9 @@ class Worker:
         self.slots: dict[str, Slot] = {}
         self.modules: list = []
         self.fatal = ""  # non-empty: exit (status 3) after the current answer
+        self.memory_cap = 0          # bytes of device memory this worker may take (0: none)
+        self.memory_fraction = 0.0   # the same as torch's per-process fraction of the device
+        self._fraction_get = self._fraction_set = None  # torch's own, taken at hello
 
     def handlers(self) -> dict:
         ops = {"hello": self.hello, "load_problem": self.load_problem,
@@ -487,8 +490,11 @@ class Worker:
         if not self.cuda:
             return self._host_free()
         free, _ = torch.cuda.mem_get_info(self.device)
-        return int(free + torch.cuda.memory_reserved(self.device)
-                   - torch.cuda.memory_allocated(self.device))
+        allocated = torch.cuda.memory_allocated(self.device)
+        avail = int(free + torch.cuda.memory_reserved(self.device) - allocated)
+        if self.memory_cap:  # the sandbox's cap on this worker
+            avail = max(0, min(avail, self.memory_cap - int(allocated)))
+        return avail
 
     def _host_free(self) -> int:
         """The host's available memory (unbounded when /proc/meminfo does not say)."""
@@ -679,7 +685,8 @@ class Worker:
         """Memory the float64 truths may hold: an eighth of the device's (a GPU-sized
         problem's truth can be GBs), 2 GiB of host memory on the CPU."""
         if self.cuda:
-            return int((self.device_info or {}).get("memory_bytes") or (16 << 30)) // 8
+            return int(self.memory_cap or (self.device_info or {}).get("memory_bytes")
+                       or (16 << 30)) // 8
         return 2 << 30
 
     def _host_cache_bytes(self) -> int:
@@ -733,6 +740,8 @@ class Worker:
             device = torch.device("cuda", index)
             from .device import cuda_info
             info = cuda_info(torch, index)
+            self._cap_memory(index, int(info["memory_bytes"]))
+            info["memory_cap_bytes"] = self.memory_cap
         else:
             device = torch.device("cpu")
             from .device import cpu_info
@@ -749,6 +758,52 @@ class Worker:
                 "torch": torch.__version__.split("+")[0], "triton": _triton_version(),
                 "cuda": str(getattr(torch.version, "cuda", "") or ""),
                 "python": platform.python_version()}
+
+    def _cap_memory(self, index: int, total: int) -> None:
+        """The sandbox's device memory cap (KGATE_WORKER_GPU_MEMORY_MB, set by kgate from
+        KGATE_SANDBOX_GPU_MEMORY_MB): torch's caching allocator is capped at that fraction
+        of the device before any candidate is imported, and torch's own getter and setter
+        are kept to check after every call that it still is (`_memory_cap_changed`)."""
+        raw = os.environ.get("KGATE_WORKER_GPU_MEMORY_MB", "").strip()
+        if not raw or raw == "0":
+            return
+        if not raw.isdigit():
+            raise WorkerError("unsupported", f"KGATE_WORKER_GPU_MEMORY_MB={raw}: expected a "
+                                             "number of MiB")
+        self._fraction_get = getattr(torch._C, "_cuda_getMemoryFraction", None)
+        self._fraction_set = getattr(torch._C, "_cuda_setMemoryFraction", None)
+        if self._fraction_set is None:
+            raise WorkerError("unsupported", "this torch cannot cap the device memory of a "
+                                             "process (no torch._C._cuda_setMemoryFraction)")
+        self.memory_cap = min(int(raw) << 20, total)
+        self.memory_fraction = self.memory_cap / total
+        torch.cuda.set_per_process_memory_fraction(self.memory_fraction, index)
+        _log(f"device memory capped at {_gib(self.memory_cap)} of {_gib(total)}")
+
+    def _memory_cap_changed(self) -> str:
+        """"" while the device memory cap is what hello set (or there is none); else the
+        cap is put back and the change is described (rule memory-cap)."""
+        if not self.memory_fraction:
+            return ""
+        index = self.device.index or 0
+        why = ""
+        if self._fraction_get is None:  # a torch without the getter: what the allocator holds
+            reserved = int(torch.cuda.memory_reserved(self.device))
+            if reserved <= self.memory_cap:
+                return ""
+            now = reserved / (self.memory_cap / self.memory_fraction)
+            why = f" (the allocator holds {_gib(reserved)}, over the cap)"
+        else:
+            try:
+                now = float(self._fraction_get(index))
+            except Exception as e:  # noqa: BLE001
+                now, why = -1.0, f" (its getter failed: {e})"
+            if abs(now - self.memory_fraction) <= 1e-9:
+                return ""
+        self._fraction_set(self.memory_fraction, index)
+        return (f"memory cap: the worker's device memory cap was changed from "
+                f"{self.memory_fraction:.4g} to {now:.4g} of the device{why} "
+                "(KGATE_SANDBOX_GPU_MEMORY_MB); the cap is put back")
 
     def _reset(self) -> None:
         self.slots.clear()
@@ -1065,10 +1120,15 @@ class Worker:
             else:
                 res = self._compile_candidate(p, path, defines, ref_rule=ref_rule)
         patch = clocks.finding(path)
+        changed = self._memory_cap_changed()
+        if patch is None and changed:  # the memory cap, at import or in its constructor
+            patch = {"line": clocks.source_line(path, [n + " " for n in lint.MEMORY_CAP_NAMES]),
+                     "rule": "memory-cap",
+                     "message": changed + " while the file was imported or its model built"}
         if patch is not None:  # rebound a clock at import or in its constructor
-            self._timer_patched(slot, patch["message"])
+            self._tampered(slot, patch["message"])
             res = {"compiled": False, "findings": [patch],
-                   "log": f"{path}:{patch['line']}: [timer-patch] {patch['message']}\n"}
+                   "log": f"{path}:{patch['line']}: [{patch['rule']}] {patch['message']}\n"}
         res.setdefault("findings", [])
         res.setdefault("cache_hit", False)
         res["compile_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
@@ -1485,6 +1545,10 @@ class Worker:
                     spread = max(spread, sp)
             del other
         res["elapsed_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
+        changed = self._memory_cap_changed()
+        if changed:
+            res.update(return_code=1, error=changed, cannot_judge="")
+            self._tampered(slot.kind, changed)
         if res["return_code"] != 0 or res["cannot_judge"]:
             return res
         n = max(len(first), len(truth))
@@ -1589,9 +1653,10 @@ class Worker:
                 "the widened one)")
 
     # ---- time -----------------------------------------------------------------------
-    def _timer_patched(self, slot: str, why: str) -> None:
-        """A slot rebound a clock (clocks.py has put the originals back): its slot is
-        emptied and this process, which ran the patch, is replaced after the answer."""
+    def _tampered(self, slot: str, why: str) -> None:
+        """A slot rebound a clock (clocks.py has put the originals back) or changed the
+        device memory cap (put back too): its slot is emptied and this process, which ran
+        the change, is replaced after the answer."""
         self.slots.pop(slot, None)
         self.fatal = f"{why}; a fresh worker replaces this one"
         _log(self.fatal)
@@ -1861,7 +1926,7 @@ class Worker:
                         x for x in (res["timer_note"], sampler.side_note()) if x)
         except clocks.TimerPatch as e:
             # not a timing of the candidate at all: the gate must fail, so an error answer
-            self._timer_patched(current, str(e))
+            self._tampered(current, str(e))
             raise WorkerError("no_candidate", f"{e}; slot '{current}' emptied") from None
         except (Exception, SystemExit) as e:
             res["return_code"] = 1
@@ -1873,6 +1938,11 @@ class Worker:
         held.clear()
         graph_outs.clear()
         graphs.clear()
+        changed = self._memory_cap_changed()
+        if changed:  # no timing of the candidate either: the gate must fail
+            blamed = "candidate" if "candidate" in chosen else current
+            self._tampered(blamed, changed)
+            raise WorkerError("no_candidate", f"{changed}; slot '{blamed}' emptied")
         res["elapsed_s"] = round(clocks.perf_counter() - t_start, 6)
         return res
 
