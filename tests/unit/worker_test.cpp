@@ -382,6 +382,50 @@ TEST(SandboxWorker, OnlyASandboxedNativeWorkerIsAskedToSealItsCache) {
 // A sandboxed Python worker is asked to seal its caches before candidate code runs, keeping
 // the folders it still writes (a compiled-mode workspace, the trace's); KGATE_WORKER_SEAL=0
 // or no sandbox: not asked.
+// KGATE_SANDBOX_GPU_MEMORY_MB: the cap a sandboxed worker is told of (the Python worker
+// keeps it), said in the sandbox's line; no cap with the sandbox off; a value that is not a
+// number of MiB is a usage error naming the variable.
+TEST(SandboxWorker, TheDeviceMemoryCapIsPassedToASandboxedWorker) {
+  auto saved = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  const auto old_sandbox = saved("KGATE_SANDBOX"), old_cap = saved("KGATE_SANDBOX_GPU_MEMORY_MB");
+  ::setenv("KGATE_SANDBOX", "on", 1);
+  ::setenv("KGATE_SANDBOX_GPU_MEMORY_MB", "20480", 1);
+  WorkerSpec capped;
+  sandbox_worker(capped, {"/tmp/ws"});
+  EXPECT_EQ(capped.env["KGATE_WORKER_GPU_MEMORY_MB"], "20480");
+  EXPECT_EQ(capped.sandbox.max_gpu_memory, 20480ull << 20);
+  EXPECT_NE(core::describe(capped.sandbox).find(", GPU memory 20480 MiB (Python worker)"), std::string::npos)
+      << core::describe(capped.sandbox);
+  ::setenv("KGATE_SANDBOX_GPU_MEMORY_MB", "0", 1);
+  WorkerSpec none;
+  sandbox_worker(none, {"/tmp/ws"});
+  EXPECT_EQ(none.env.count("KGATE_WORKER_GPU_MEMORY_MB"), 0u);
+  EXPECT_EQ(core::describe(none.sandbox).find("GPU memory"), std::string::npos);
+  ::setenv("KGATE_SANDBOX_GPU_MEMORY_MB", "20G", 1);
+  try {
+    WorkerSpec bad;
+    sandbox_worker(bad, {"/tmp/ws"});
+    ADD_FAILURE() << "a cap of '20G' was taken";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("KGATE_SANDBOX_GPU_MEMORY_MB=20G: expected a number of MiB"),
+              std::string::npos)
+        << e.what();
+  }
+  ::setenv("KGATE_SANDBOX", "off", 1);
+  ::setenv("KGATE_SANDBOX_GPU_MEMORY_MB", "20480", 1);
+  WorkerSpec off;
+  sandbox_worker(off, {"/tmp/ws"});
+  EXPECT_EQ(off.env.count("KGATE_WORKER_GPU_MEMORY_MB"), 0u);
+  for (const auto& [name, v] :
+       {std::pair{"KGATE_SANDBOX", old_sandbox}, std::pair{"KGATE_SANDBOX_GPU_MEMORY_MB", old_cap}}) {
+    if (v) ::setenv(name, v->c_str(), 1);
+    else ::unsetenv(name);
+  }
+}
+
 TEST(SandboxWorker, ASandboxedPythonWorkerIsAskedToSealKeepingItsFolders) {
   auto saved = [](const char* name) {
     const char* v = std::getenv(name);
