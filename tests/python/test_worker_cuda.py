@@ -260,11 +260,15 @@ def capped_worker(tmp_path):
     w.close()
 
 
+def check_capped(w: Worker, tmp_path, text: str) -> dict:
+    f = tmp_path / "capped_candidate.py"
+    f.write_text(text)
+    assert w.ok("compile", slot="candidate", source_path=str(f))["compiled"]
+    return w.check()
+
+
 def test_a_candidate_that_raises_the_memory_cap_is_rejected(capped_worker, tmp_path):
-    f = tmp_path / "raise_cap.py"
-    f.write_text(RAISE_CAP)
-    assert capped_worker.ok("compile", slot="candidate", source_path=str(f))["compiled"]
-    c = capped_worker.check()
+    c = check_capped(capped_worker, tmp_path, RAISE_CAP)
     assert c["return_code"] == 1 and c["error"].startswith(
         "memory cap: the worker's device memory cap was changed"), c
 
@@ -272,9 +276,6 @@ def test_a_candidate_that_raises_the_memory_cap_is_rejected(capped_worker, tmp_p
 def test_a_candidate_over_the_memory_cap_runs_out_of_memory_and_is_rejected(capped_worker,
                                                                               tmp_path):
     """3 GiB in a 2 GiB worker: out of memory where the reference runs, so rejected."""
-    f = tmp_path / "over_cap.py"
-    f.write_text(OVER_CAP)
-    assert capped_worker.ok("compile", slot="candidate", source_path=str(f))["compiled"]
-    c = capped_worker.check()
+    c = check_capped(capped_worker, tmp_path, OVER_CAP)
     assert c["return_code"] == 1 and c["error"].startswith(
         "out of device memory on inputs the reference runs in the same worker"), c

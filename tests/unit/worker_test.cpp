@@ -336,11 +336,30 @@ TEST_F(WorkerTest, AnOutsideSigkillMidCompileChargesItsOrphansToNobody) {
   EXPECT_TRUE(w.call("check", Json{{"slot", "candidate"}}, 10).good());
 }
 
+// The named variables as they were, put back when the test ends (also when it fails).
+class EnvRestore {
+ public:
+  explicit EnvRestore(std::initializer_list<const char*> names) {
+    for (const char* n : names) {
+      const char* v = std::getenv(n);
+      saved_.emplace_back(n, v ? std::optional<std::string>(v) : std::nullopt);
+    }
+  }
+  ~EnvRestore() {
+    for (const auto& [name, v] : saved_) {
+      if (v) ::setenv(name.c_str(), v->c_str(), 1);
+      else ::unsetenv(name.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
 // Only the worker itself may initialise CUDA behind the file wall (its own /proc/<pid>):
 // Inductor compiles in the worker, not in subprocesses, unless the user said otherwise.
 TEST(SandboxWorker, InductorCompilesInTheWorkerBehindTheFileWall) {
-  const char* old = std::getenv("KGATE_SANDBOX");
-  const std::string saved = old ? old : "";
+  EnvRestore restore{"KGATE_SANDBOX"};
   ::setenv("KGATE_SANDBOX", "on", 1);
   WorkerSpec w;
   sandbox_worker(w, {"/tmp/kgate-sandbox-worker-test"});
@@ -356,16 +375,13 @@ TEST(SandboxWorker, InductorCompilesInTheWorkerBehindTheFileWall) {
   sandbox_worker(off, {});
   EXPECT_FALSE(off.sandbox.enabled);
   EXPECT_EQ(off.env.count("TORCHINDUCTOR_COMPILE_THREADS"), 0u);
-  if (old) ::setenv("KGATE_SANDBOX", saved.c_str(), 1);
-  else ::unsetenv("KGATE_SANDBOX");
 }
 
 // kgate-native seals its compile cache at its first load only when kgate asks
-// (KGATE_WORKER_SEAL=1): in a sandboxed native worker, never in the Python worker (which
-// does not seal yet) or with the sandbox off.
+// (KGATE_WORKER_SEAL=1): in a sandboxed native worker; the Python worker is asked by
+// seal_python_worker (below), never by sandbox_worker; never with the sandbox off.
 TEST(SandboxWorker, OnlyASandboxedNativeWorkerIsAskedToSealItsCache) {
-  const char* old = std::getenv("KGATE_SANDBOX");
-  const std::string saved = old ? old : "";
+  EnvRestore restore{"KGATE_SANDBOX"};
   const std::string bin = KGATE_DEFAULT_NATIVE_BIN;
   ::setenv("KGATE_SANDBOX", "on", 1);
   WorkerSpec native = native_worker_spec("host", {}, bin);
@@ -375,22 +391,13 @@ TEST(SandboxWorker, OnlyASandboxedNativeWorkerIsAskedToSealItsCache) {
   EXPECT_EQ(python.env.count("KGATE_WORKER_SEAL"), 0u);
   ::setenv("KGATE_SANDBOX", "off", 1);
   EXPECT_EQ(native_worker_spec("host", {}, bin).env.count("KGATE_WORKER_SEAL"), 0u);
-  if (old) ::setenv("KGATE_SANDBOX", saved.c_str(), 1);
-  else ::unsetenv("KGATE_SANDBOX");
 }
 
-// A sandboxed Python worker is asked to seal its caches before candidate code runs, keeping
-// the folders it still writes (a compiled-mode workspace, the trace's); KGATE_WORKER_SEAL=0
-// or no sandbox: not asked.
 // KGATE_SANDBOX_GPU_MEMORY_MB: the cap a sandboxed worker is told of (the Python worker
 // keeps it), said in the sandbox's line; no cap with the sandbox off; a value that is not a
 // number of MiB is a usage error naming the variable.
 TEST(SandboxWorker, TheDeviceMemoryCapIsPassedToASandboxedWorker) {
-  auto saved = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v ? std::optional<std::string>(v) : std::nullopt;
-  };
-  const auto old_sandbox = saved("KGATE_SANDBOX"), old_cap = saved("KGATE_SANDBOX_GPU_MEMORY_MB");
+  EnvRestore restore{"KGATE_SANDBOX", "KGATE_SANDBOX_GPU_MEMORY_MB"};
   ::setenv("KGATE_SANDBOX", "on", 1);
   ::setenv("KGATE_SANDBOX_GPU_MEMORY_MB", "20480", 1);
   WorkerSpec capped;
@@ -419,19 +426,14 @@ TEST(SandboxWorker, TheDeviceMemoryCapIsPassedToASandboxedWorker) {
   WorkerSpec off;
   sandbox_worker(off, {"/tmp/ws"});
   EXPECT_EQ(off.env.count("KGATE_WORKER_GPU_MEMORY_MB"), 0u);
-  for (const auto& [name, v] :
-       {std::pair{"KGATE_SANDBOX", old_sandbox}, std::pair{"KGATE_SANDBOX_GPU_MEMORY_MB", old_cap}}) {
-    if (v) ::setenv(name, v->c_str(), 1);
-    else ::unsetenv(name);
-  }
 }
 
+// A sandboxed Python worker is asked to seal its caches before candidate code runs, keeping
+// the folders it still writes (a compiled-mode workspace, the trace's); KGATE_WORKER_SEAL=0
+// or no sandbox: not asked.
+
 TEST(SandboxWorker, ASandboxedPythonWorkerIsAskedToSealKeepingItsFolders) {
-  auto saved = [](const char* name) {
-    const char* v = std::getenv(name);
-    return v ? std::optional<std::string>(v) : std::nullopt;
-  };
-  const auto old_sandbox = saved("KGATE_SANDBOX"), old_seal = saved("KGATE_WORKER_SEAL");
+  EnvRestore restore{"KGATE_SANDBOX", "KGATE_WORKER_SEAL"};
   ::setenv("KGATE_SANDBOX", "on", 1);
   ::unsetenv("KGATE_WORKER_SEAL");
   WorkerSpec python;
@@ -450,10 +452,6 @@ TEST(SandboxWorker, ASandboxedPythonWorkerIsAskedToSealKeepingItsFolders) {
   sandbox_worker(bare, {"/tmp/ws"});
   seal_python_worker(bare, {"/tmp/ws"});
   EXPECT_EQ(bare.env.count("KGATE_WORKER_SEAL"), 0u);
-  for (const auto& [name, v] : {std::pair{"KGATE_SANDBOX", old_sandbox}, std::pair{"KGATE_WORKER_SEAL", old_seal}}) {
-    if (v) ::setenv(name, v->c_str(), 1);
-    else ::unsetenv(name);
-  }
 }
 
 TEST_F(WorkerTest, ExitStatusIsReported) {
