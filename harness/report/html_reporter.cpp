@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 
+#include "report/dispatch_table.h"
 #include "report/format.h"
 #include "report/junit_reporter.h"
 #include "report/svg_chart.h"
@@ -45,6 +46,25 @@ std::string vs_reference_td(const ProblemResult& r, const std::string& mode,
   if (why == r.references_missing.end() || speedup) return td(fmt::speedup(speedup), true);
   return "<td class=\"n\" title=\"" + html_escape(why->second) + "\">" + html_escape(fmt::speedup(speedup)) +
          "</td>";
+}
+
+// A report table of plain-text cells (dispatch_table.h); a total row's name in bold.
+std::string html_table(const Table& t, const std::string& cls) {
+  std::string h = "<table class=\"" + cls + "\"><tr>";
+  for (const auto& c : t.header) h += "<th>" + html_escape(c) + "</th>";
+  h += "</tr>\n";
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    h += "<tr>";
+    for (size_t j = 0; j < t.rows[i].size(); ++j) {
+      const bool n = j < t.numeric.size() && t.numeric[j];
+      if (static_cast<int>(i) == t.total_row && j == 0)
+        h += "<td><b>" + html_escape(t.rows[i][j]) + "</b></td>";
+      else
+        h += td(t.rows[i][j], n);
+    }
+    h += "</tr>\n";
+  }
+  return h + "</table>\n";
 }
 
 std::string signed_pct(double v) { return (v > 0 ? "+" : "") + fmt::num(v, 1) + "%"; }
@@ -135,6 +155,10 @@ std::string html_report(const Summary& s, const std::vector<ExperimentPoint>& pr
   b += "<h2>Levels</h2>\n" + html_level_table(s);
   b += "<p>Geomeans are over correct results; fast_p = share of all problems that are correct "
        "with speedup &gt; p.</p>\n";
+  if (has_dispatch(s))
+    b += "<h2>Dispatch-aware search (torch.compile's Triton kernels)</h2>\n" +
+         html_table(dispatch_level_table(s), "dispatch") + "<p>" + html_escape(kFallbackNote) + "</p>\n" +
+         html_table(dispatch_problem_table(s), "dispatch-problems");
 
   std::vector<std::string> cats;
   svg::Series base{"vs baseline", {}}, eager{"vs eager", {}}, compile{"vs torch.compile", {}};

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "report/dispatch_table.h"
 #include "report/format.h"
 
 namespace kgate::report {
@@ -44,58 +45,32 @@ std::string problem_row(const ProblemRow& row) {
          fmt::pct(r.pct_roofline) + " |\n";
 }
 
-// KernelOPT's table: per level, the dispatch-aware problems, how many improved, the
-// fallbacks by kind, and the geomeans against both torch.compile modes and eager.
-std::string dispatch_row(const LevelSummary& l, const std::string& name) {
-  auto kind = [&](const char* k) {
-    auto it = l.fallback_kinds.find(k);
-    return std::to_string(it == l.fallback_kinds.end() ? 0 : it->second);
-  };
-  const std::string cost = !l.experiment_wall_median_s ? "-"
-                                                       : fmt::num(*l.experiment_wall_median_s, 1) + " / " +
-                                                             fmt::num(*l.experiment_wall_p90_s, 1);
-  return "| " + fmt::md_cell(name) + " | " + std::to_string(l.compiled) + " | " + std::to_string(l.improved) + " | " +
-         kind("no-triton") + " | " + kind("extern-dominated") + " | " + kind("at-roofline") + " | " + kind("gate-failed") + " | " +
-         kind("not-faster") + " | " + fmt::speedup(l.geomean_vs_compile) + " | " +
-         fmt::speedup(l.geomean_vs_max_autotune) + " | " + fmt::speedup(l.geomean_vs_eager) + " | " +
-         std::to_string(l.experiment_wall_s.size()) + " (" + std::to_string(l.experiments_screened) + ") | " + cost +
-         " |\n";
+// One Markdown table row of plain-text cells; a total row's name in bold.
+std::string md_row(const std::vector<std::string>& cells, bool total = false) {
+  std::string t = "|";
+  for (size_t i = 0; i < cells.size(); ++i)
+    t += " " + (total && i == 0 ? "**" + fmt::md_cell(cells[i]) + "**" : fmt::md_cell(cells[i])) + " |";
+  return t + "\n";
 }
 
-std::string dispatch_problem_row(const ProblemRow& row) {
-  const ProblemResult& r = *row.record;
-  return "| " + fmt::md_cell(r.level + "/" + r.problem) + " | " + fmt::md_cell(to_string(r.outcome)) + " | " +
-         fmt::fraction_pct(r.triton_share) + " | " + std::to_string(r.triton_kernels) + " | " + std::to_string(r.extern_calls) +
-         " | " + std::to_string(r.kernels_searched) + " | " + std::to_string(r.kernels_kept) +
-         (r.templates_kept > 0 ? " (" + std::to_string(r.templates_kept) + " template" +
-                                     (r.templates_kept == 1 ? "" : "s") + ")"
-                               : "") +
-         " | " +
-         fmt::speedup(row.speedup_vs_compile) + " | " + fmt::md_cell(r.outcome == Outcome::kFallback ? r.reason : "") +
-         " |\n";
+std::string md_head(const Table& t) {
+  std::string rule = "|";
+  for (bool n : t.numeric) rule += n ? "--:|" : "---|";
+  return md_row(t.header) + rule + "\n";
 }
 
 }  // namespace
 
 std::string markdown_dispatch_tables(const Summary& s, size_t max_bytes) {
-  bool any = false;
-  for (const auto& l : s.levels) any = any || l.compiled > 0;
-  if (!any) return "";
-  std::string t =
-      "## Dispatch-aware search (torch.compile's Triton kernels)\n\n"
-      "| Level | Problems | Improved | Fallback: no Triton | extern-dominated | at roofline | gate failed | "
-      "not faster | Geomean vs torch.compile | vs max-autotune | vs eager | Experiments (screened) | "
-      "s per experiment: median / p90 |\n"
-      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
-  for (const auto& l : s.levels)
-    if (l.compiled > 0) t += dispatch_row(l, l.level);
-  if (s.levels.size() > 1) t += dispatch_row(s.overall, "**all**");
-  t += "\nA fallback's result is torch.compile's own model (speedup 1 against it).\n\n"
-       "| Problem | Outcome | Triton share | Triton kernels | Extern calls | Searched | Kept | vs torch.compile | "
-       "Fallback reason |\n|---|---|--:|--:|--:|--:|--:|--:|---|\n";
-  for (const auto& row : s.rows) {
-    if (row.record->mode != "compiled") continue;
-    std::string line = dispatch_problem_row(row);
+  if (!has_dispatch(s)) return "";
+  const Table levels = dispatch_level_table(s);
+  std::string t = "## Dispatch-aware search (torch.compile's Triton kernels)\n\n" + md_head(levels);
+  for (size_t i = 0; i < levels.rows.size(); ++i)
+    t += md_row(levels.rows[i], static_cast<int>(i) == levels.total_row);
+  const Table problems = dispatch_problem_table(s);
+  t += std::string("\n") + kFallbackNote + "\n\n" + md_head(problems);
+  for (const auto& cells : problems.rows) {
+    std::string line = md_row(cells);
     if (t.size() + line.size() > max_bytes) {
       t += "| ... | | | | | | | | more rows in report.json |\n";
       break;

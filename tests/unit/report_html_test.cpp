@@ -6,6 +6,8 @@
 #include <regex>
 #include <stdexcept>
 
+#include "report/dispatch_table.h"
+#include "report/markdown_reporter.h"
 #include "report/record_io.h"
 #include "report/report_writer.h"
 #include "report/svg_chart.h"
@@ -45,6 +47,35 @@ TEST(ReportHtml, SaysWhyAReferenceColumnIsEmpty) {
   EXPECT_NE(html.find("<td class=\"n\" title=\"the worker exited with status 137 (killed) &lt;&amp;&gt;\">-</td>"),
             std::string::npos)
       << html;
+}
+
+// The dispatch-aware tables are in report.html too, cell for cell what report.md shows
+// (both render dispatch_table.h); none for a run without compiled-mode problems.
+TEST(ReportHtml, DispatchTablesMatchTheMarkdownOnes) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  ASSERT_FALSE(run.results.empty());
+  EXPECT_EQ(html_report(summarize(run)).find("Dispatch-aware search"), std::string::npos);
+  ProblemResult improved = compiled_record(run, Outcome::kImproved);
+  improved.triton_kernels = 3;
+  improved.kernels_searched = 2;
+  improved.kernels_kept = 2;
+  improved.templates_kept = 1;
+  ProblemResult fallback = compiled_record(run, Outcome::kFallback);
+  fallback.problem += "_b";
+  fallback.reason = "extern-dominated: Triton 4.0 % of model time <1 %>";
+  run.results = {improved, fallback};
+  const Summary s = summarize(run);
+  const std::string html = html_report(s), md = markdown_dispatch_tables(s, kMarkdownMaxBytes);
+  ASSERT_NE(html.find("<h2>Dispatch-aware search (torch.compile's Triton kernels)</h2>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"n\">2 (1 template)</td>"), std::string::npos) << html;
+  EXPECT_NE(md.find("| 2 (1 template) |"), std::string::npos) << md;
+  EXPECT_NE(html.find("<td>extern-dominated: Triton 4.0 % of model time &lt;1 %&gt;</td>"), std::string::npos) << html;
+  const Table levels = dispatch_level_table(s);
+  ASSERT_EQ(levels.rows.size(), 1u);
+  for (const auto& cell : levels.rows[0]) {
+    EXPECT_NE(html.find(">" + cell + "</td>"), std::string::npos) << cell;
+    EXPECT_NE(md.find("| " + cell + " |"), std::string::npos) << cell;
+  }
 }
 
 TEST(ReportHtml, SelfContainedWithCharts) {

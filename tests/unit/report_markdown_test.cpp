@@ -16,14 +16,6 @@ TEST(ReportMarkdown, MatchesGolden) {
   expect_golden(markdown_report(summarize(run)), "report.md");
 }
 
-// The first record of the basic run as a dispatch-aware (compiled-mode) problem.
-ProblemResult compiled_record(const RunRecords& run, Outcome outcome) {
-  ProblemResult r = run.results.front();
-  r.mode = "compiled";
-  r.outcome = outcome;
-  return r;
-}
-
 // An empty vs-reference column says why it is empty; a report without such a gap says
 // nothing about it.
 TEST(ReportMarkdown, SaysWhyAReferenceColumnIsEmpty) {

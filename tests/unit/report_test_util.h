@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/record_io.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -165,6 +167,14 @@ inline std::string schema_errors(const nlohmann::json& schema, const nlohmann::j
 inline std::string validate_against(const std::string& schema_path, const nlohmann::json& doc) {
   nlohmann::json schema = nlohmann::json::parse(read_file(schema_path));
   return schema_errors(doc, schema, schema, "$");
+}
+
+// The first record of a run as a dispatch-aware (compiled-mode) problem.
+inline ProblemResult compiled_record(const RunRecords& run, Outcome outcome) {
+  ProblemResult r = run.results.front();
+  r.mode = "compiled";
+  r.outcome = outcome;
+  return r;
 }
 
 }  // namespace kgate::report::testing
