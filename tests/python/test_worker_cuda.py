@@ -233,7 +233,7 @@ class ModelNew(nn.Module):
     def forward(self, x):
         # the name built at run time, past the lint's memory-cap rule
         getattr(torch.cuda, "set_per_process_" + "memory_fraction")(1.0)
-        return torch.relu(x)
+        return x.clamp(min=0)  # the problem's own op (relu) is the reference-op rule's
 '''
 
 OVER_CAP = '''
@@ -244,7 +244,7 @@ import torch.nn as nn
 class ModelNew(nn.Module):
     def forward(self, x):
         pad = torch.empty(3 << 30, dtype=torch.uint8, device=x.device)  # 3 GiB: over the cap
-        return torch.relu(x) + pad[:1].float() * 0
+        return x.clamp(min=0) + pad[:1].float() * 0
 '''
 
 
