@@ -420,16 +420,22 @@ def test_out_of_memory_on_a_case(w, tmp_path, monkeypatch, hoard, reference, exp
     assert w.compile(src)["compiled"]
     own = 1 * G
     # start of the case; before the release; after it; after the second failure
-    held = iter([(own, own), (own + hoard, own + hoard), (hoard, hoard), (hoard, hoard)])
+    seq = [(own, own), (own + hoard, own + hoard), (hoard, hoard), (hoard, hoard)]
+    calls = []
+
+    def held(self, collect=True):
+        calls.append(collect)
+        return seq[min(len(calls), len(seq)) - 1]
     monkeypatch.setattr(Worker, "cuda", property(lambda self: True))
     monkeypatch.setattr(Worker, "sync", lambda self: None)
     monkeypatch.setattr(Worker, "poison", lambda self, n: None)
     monkeypatch.setattr(Worker, "_device_free", lambda self: 64 * G)
     monkeypatch.setattr(Worker, "_release_device", lambda self, p: None)
-    monkeypatch.setattr(Worker, "_device_held", lambda self, collect=True: next(held))
+    monkeypatch.setattr(Worker, "_device_held", held)
     monkeypatch.setattr(Worker, "_reference_oom", lambda self, p, dt, inputs: reference)
     case = w.check(atol=1e-4, rtol=1e-4)
-    assert next(held, None) is None, "the device was not measured four times"
+    assert len(calls) >= 4, "the device was not measured at the case's start, around the "\
+                            "release and after the second failure"
     if expect == "not judged":
         assert case["return_code"] == 0 and case["cannot_judge"].startswith(
             "the slot ran out of device memory with the worker's own holdings released"), case
@@ -440,6 +446,9 @@ def test_out_of_memory_on_a_case(w, tmp_path, monkeypatch, hoard, reference, exp
     else:
         assert case["return_code"] == 1 and case["error"].startswith(
             "out of device memory while the candidate keeps 4.0 GiB of device memory"), case
+        # the hoarder's slot and module globals are gone; the worker is replaced
+        assert "candidate" not in w.worker.slots and w.worker.fatal
+        w.worker.fatal = ""
 
 
 def test_truth_need_counts_float64_inputs_and_outputs(w):

@@ -1508,7 +1508,7 @@ class Worker:
                     kept = max(grew)
                     if any(g > slack for g, slack in zip(grew, HOARD_SLACK)):
                         res.update(return_code=1, error=hoard_rejection(kept, msg))
-                        self._after_candidate_error()
+                        self._drop_hoarder(slot)
                         break
                     # Not judged only when the reference cannot run these inputs either:
                     # a candidate that runs out of memory on some cases alone (a huge
@@ -1653,6 +1653,17 @@ class Worker:
                 "the widened one)")
 
     # ---- time -----------------------------------------------------------------------
+    def _drop_hoarder(self, slot: "Slot") -> None:
+        """A slot that kept device memory back across its failed calls: its slot goes, its
+        module's globals are cleared (what a module-level list held is freed for the
+        rest of the answer), and this process is replaced after the answer."""
+        for m in [m for m in self.modules if getattr(m, "__file__", None) == slot.source_path]:
+            self.modules.remove(m)
+            source.forget_module(m)
+            m.__dict__.clear()
+        self._tampered(slot.kind, "the slot kept device memory back across its failed calls")
+        self._device_held()  # collected, the allocator's free blocks back to the driver
+
     def _tampered(self, slot: str, why: str) -> None:
         """A slot rebound a clock (clocks.py has put the originals back) or changed the
         device memory cap (put back too): its slot is emptied and this process, which ran
