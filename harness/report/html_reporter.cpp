@@ -147,6 +147,7 @@ std::string html_report(const Summary& s, const std::vector<ExperimentPoint>& pr
        html_escape(fmt::short_sha(info.env.git_sha)) + ")" +
        (info.interrupted ? ", <b>interrupted</b> (partial results)" : "") + ".</p>\n";
   b += std::string("<p class=\"") + (s.pipeline_failed ? "fail\">FAIL" : "pass\">PASS") +
+       (info.interrupted ? " (" + html_escape(kInterruptedWhy) + ")" : std::string()) +
        "</p><p>" + std::to_string(s.correctness_regressions) + " correctness regressions, " +
        std::to_string(s.gate_failures) + " gate failures, " +
        std::to_string(s.performance_regressions) + " performance regressions, " +

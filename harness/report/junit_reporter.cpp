@@ -89,10 +89,29 @@ std::string junit_xml(const Summary& s) {
   XMLElement* root = doc.NewElement("testsuites");
   doc.InsertEndChild(root);
   set_text_attr(root, "name", "kgate " + info.suite);
-  root->SetAttribute("tests", s.overall.problems);
+  // An interrupted run is an error of its own (a testcase "run" in suite "kgate"): the JUnit
+  // fails it as the exit code does, also when every problem it planned has a record.
+  const int stopped = info.interrupted ? 1 : 0;
+  root->SetAttribute("tests", s.overall.problems + stopped);
   root->SetAttribute("failures", s.overall.failures);
-  root->SetAttribute("errors", s.overall.error_count);
+  root->SetAttribute("errors", s.overall.error_count + stopped);
   root->SetAttribute("time", fmt::num(s.overall.wall_s, 3).c_str());
+  if (stopped) {
+    XMLElement* suite = root->InsertNewChildElement("testsuite");
+    set_text_attr(suite, "name", "kgate");
+    suite->SetAttribute("tests", 1);
+    suite->SetAttribute("failures", 0);
+    suite->SetAttribute("errors", 1);
+    suite->SetAttribute("skipped", 0);
+    suite->SetAttribute("time", "0");
+    XMLElement* tc = suite->InsertNewChildElement("testcase");
+    set_text_attr(tc, "classname", "kgate");
+    set_text_attr(tc, "name", "run");
+    tc->SetAttribute("time", "0");
+    XMLElement* e = tc->InsertNewChildElement("error");
+    e->SetAttribute("type", "interrupted");
+    set_text_attr(e, "message", kInterruptedWhy);
+  }
 
   for (const LevelSummary& lv : s.levels) {
     XMLElement* suite = root->InsertNewChildElement("testsuite");

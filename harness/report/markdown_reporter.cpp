@@ -11,6 +11,7 @@ namespace {
 
 std::string status_line(const Summary& s) {
   std::string t = s.pipeline_failed ? "**Result: FAIL**" : "**Result: PASS**";
+  if (s.info->interrupted) t += " (" + std::string(kInterruptedWhy) + ")";
   t += " (" + std::to_string(s.correctness_regressions) + " correctness regressions, " +
        std::to_string(s.gate_failures) + " gate failures, " +
        std::to_string(s.performance_regressions) + " performance regressions" +

@@ -236,6 +236,10 @@ Summary summarize(const RunRecords& run) {
   std::vector<FailureKind> kinds;
   for (const auto& row : sum.rows) kinds.push_back(row.failure);
   sum.exit_code = exit_code_of(kinds, run.info.fail_on_performance);
+  // A run stopped before it finished (SIGINT/SIGTERM: a CI job's timeout) exits 130 even
+  // when every problem it planned has a record (the stop came in the final re-measures):
+  // its reports say the same.
+  if (run.info.interrupted) sum.exit_code = worse(sum.exit_code, ExitCode::kInterrupted);
   sum.pipeline_failed = sum.exit_code != ExitCode::kPass;
   return sum;
 }

@@ -91,6 +91,10 @@ struct LevelSummary {
   int error_count = 0;  // JUnit <error> count
 };
 
+// What every report says of a run stopped before it finished (RunInfo::interrupted).
+inline constexpr const char* kInterruptedWhy =
+    "interrupted: the run was stopped before it finished, exit 130; `kgate run --resume` finishes it";
+
 struct Summary {
   const RunInfo* info = nullptr;
   std::vector<LevelSummary> levels;   // sorted by level id

@@ -26,6 +26,9 @@ import json, os, sys
 import xml.etree.ElementTree as ET
 out, first = sys.argv[1], sys.argv[2]
 cases = {c.get("name"): c for c in ET.parse(os.path.join(out, "junit.xml")).getroot().iter("testcase")}
+# the three problems, and the run itself as an error: interrupted
+run = cases.pop("run", None)
+assert run is not None and run.find("error").get("type") == "interrupted", sorted(cases)
 assert len(cases) == 3, sorted(cases)
 assert cases[first].find("error") is None and cases[first].find("failure") is None, ET.tostring(cases[first])[:300]
 others = [n for n in cases if n != first]
@@ -34,8 +37,9 @@ for n in others:
     assert e is not None and "(interrupted)" in (e.get("message", "") + (e.text or "")), (n, ET.tostring(cases[n])[:300])
 md = open(os.path.join(out, "report.md")).read()
 assert "**interrupted** (partial results)" in md, md[:500]
+assert "**Result: FAIL** (interrupted: the run was stopped before it finished, exit 130" in md, md[:800]
 rep = json.load(open(os.path.join(out, "report.json")))
-assert rep["result"]["pipeline_failed"] is True, rep["result"]
+assert rep["result"]["pipeline_failed"] is True and rep["result"]["exit_code"] == 130, rep["result"]
 print("interrupted after", first, "- reports hold it and", len(others), "unfinished problems as errors")
 PY
 # --resume finishes the run; its reports no longer carry the interruption.

@@ -5,6 +5,8 @@
 
 #include <tinyxml2.h>
 
+#include "report/html_reporter.h"
+#include "report/markdown_reporter.h"
 #include "report/record_io.h"
 #include "report_test_util.h"
 
@@ -33,6 +35,46 @@ TEST(ReportJunit, ValidAgainstJenkinsSchema) {
                                  (d / "junit.xml"));
     EXPECT_EQ(rc, 0) << out;
   }
+}
+
+// A run stopped in its last phase (SIGTERM during the final re-measures) has a record for
+// every problem it planned, all passing, and still exits 130: every report says FAIL
+// (interrupted), and the JUnit carries the stop as an error of its own, valid for Jenkins.
+TEST(ReportJunit, AnInterruptedRunFailsEveryReportEvenWithEveryProblemRecorded) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  std::vector<ProblemResult> passing;
+  for (const auto& r : run.results)
+    if (r.outcome == Outcome::kImproved || r.outcome == Outcome::kMatched) passing.push_back(r);
+  ASSERT_FALSE(passing.empty());
+  run.results = passing;
+  run.info.planned.clear();
+  const Summary ok = summarize(run);
+  ASSERT_FALSE(ok.pipeline_failed);
+  run.info.interrupted = true;
+  const Summary s = summarize(run);
+  EXPECT_TRUE(s.pipeline_failed);
+  EXPECT_EQ(s.exit_code, ExitCode::kInterrupted);
+  EXPECT_NE(markdown_report(s).find("**Result: FAIL** (interrupted: the run was stopped before it finished, exit 130"),
+            std::string::npos);
+  EXPECT_NE(html_report(s).find("FAIL (interrupted: the run was stopped"), std::string::npos);
+  const std::string xml = junit_xml(s);
+  tinyxml2::XMLDocument doc;
+  ASSERT_EQ(doc.Parse(xml.c_str()), tinyxml2::XML_SUCCESS);
+  auto* root = doc.FirstChildElement("testsuites");
+  EXPECT_EQ(root->IntAttribute("errors"), 1);
+  EXPECT_EQ(root->IntAttribute("tests"), static_cast<int>(passing.size()) + 1);
+  bool found = false;
+  for (auto* st = root->FirstChildElement("testsuite"); st; st = st->NextSiblingElement("testsuite"))
+    for (auto* tc = st->FirstChildElement("testcase"); tc; tc = tc->NextSiblingElement("testcase"))
+      if (std::string(tc->Attribute("classname")) == "kgate" && std::string(tc->Attribute("name")) == "run")
+        found = tc->FirstChildElement("error") && std::string(tc->FirstChildElement("error")->Attribute("type")) == "interrupted";
+  EXPECT_TRUE(found) << xml;
+  auto [rc0, which] = run_command("command -v xmllint");
+  if (rc0 != 0) return;
+  TempDir d;
+  write_file(d / "junit.xml", xml);
+  auto [rc, out] = run_command("xmllint --noout --schema " + fixture("junit-10.xsd") + " " + (d / "junit.xml"));
+  EXPECT_EQ(rc, 0) << out;
 }
 
 TEST(ReportJunit, OneSuitePerLevelAndElementPerOutcome) {
