@@ -1502,11 +1502,13 @@ class Worker:
                         released = tuple(b - a for b, a in zip(before, self._device_held()))
                         continue
                     # A candidate that took device memory of its own across its failed
-                    # calls would make the reference below run out of it too.
+                    # calls would make the reference below run out of it too (kgate's own
+                    # baseline is never judged so: a case too big for it is not judged).
                     grew = [now - s0 + rel for now, s0, rel
                             in zip(self._device_held(), start, released)]
                     kept = max(grew)
-                    if any(g > slack for g, slack in zip(grew, HOARD_SLACK)):
+                    if slot.kind == "candidate" and any(
+                            g > slack for g, slack in zip(grew, HOARD_SLACK)):
                         res.update(return_code=1, error=hoard_rejection(kept, msg))
                         self._drop_hoarder(slot)
                         break
