@@ -35,9 +35,7 @@ TEST(ReportHtml, SaysWhyAReferenceColumnIsEmpty) {
   RunRecords run = load_run_dir(fixture("run_basic"));
   ASSERT_FALSE(run.results.empty());
   EXPECT_EQ(html_report(summarize(run)).find("Not measured against the reference model"), std::string::npos);
-  ProblemResult r = run.results.front();
-  r.eager_us = 0;
-  r.references_missing = {{"eager", "the worker exited with status 137 (killed) <&>"}};
+  const ProblemResult r = eager_unmeasured(run, "the worker exited with status 137 (killed) <&>");
   run.results = {r};
   const std::string html = html_report(summarize(run));
   EXPECT_NE(html.find("<li>" + r.level + "/" + r.problem +

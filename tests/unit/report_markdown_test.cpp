@@ -22,9 +22,7 @@ TEST(ReportMarkdown, SaysWhyAReferenceColumnIsEmpty) {
   RunRecords run = load_run_dir(fixture("run_basic"));
   ASSERT_FALSE(run.results.empty());
   EXPECT_EQ(markdown_report(summarize(run)).find("Not measured against the reference model"), std::string::npos);
-  ProblemResult r = run.results.front();
-  r.eager_us = 0;
-  r.references_missing = {{"eager", "the worker exited with status 137 (killed)"}};
+  const ProblemResult r = eager_unmeasured(run, "the worker exited with status 137 (killed)");
   ProblemResult all = run.results.front();
   all.problem += "_b";
   all.references_missing = {{"references", "cannot start the reference worker"}};

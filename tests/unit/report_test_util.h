@@ -177,4 +177,12 @@ inline ProblemResult compiled_record(const RunRecords& run, Outcome outcome) {
   return r;
 }
 
+// The first record of a run with its eager column empty, `why` recorded as the reason.
+inline ProblemResult eager_unmeasured(const RunRecords& run, const std::string& why) {
+  ProblemResult r = run.results.front();
+  r.eager_us = 0;
+  r.references_missing = {{"eager", why}};
+  return r;
+}
+
 }  // namespace kgate::report::testing
