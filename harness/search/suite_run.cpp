@@ -156,6 +156,9 @@ void search_phase(RunState& st, const BudgetPlan& plan) {
 }
 
 // ---- the run's end: the summary, its exit code, run_done journaled, run.json.
+constexpr const char* kReferencesInterrupted =
+    "the run was interrupted before its re-measures against the reference model; `kgate run --resume` takes them";
+
 RunSummary close_run(RunState& st) {
   RunSummary summary;
   summary.run_id = st.run_id;
@@ -166,6 +169,17 @@ RunSummary close_run(RunState& st) {
   std::vector<report::FailureKind> kinds;
   for (auto& p : st.problems) {
     if (!p.done) continue;
+    if (summary.interrupted && p.references_pending) {
+      // Its reference columns are empty because the stop came first: the record (and the
+      // reports built from it) says so. The journal still has them pending, and the
+      // journaled result has no such note: `--resume` takes them and writes the record whole.
+      report::ProblemResult res = *p.done;
+      res.references_missing["references"] = kReferencesInterrupted;
+      st.write_result(res);
+      summary.results.push_back(std::move(res));
+      kinds.push_back(report::classify(summary.results.back(), report::RunKind::kRun));
+      continue;
+    }
     summary.results.push_back(*p.done);
     kinds.push_back(report::classify(*p.done, report::RunKind::kRun));
   }

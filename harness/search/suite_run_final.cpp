@@ -68,6 +68,7 @@ bool take_references(RunState& st, Problem& p, report::ProblemResult& res) {
   auto timings = p.compiled ? st.evaluator(p).reference_timings(p.item->problem.path, {})
                             : st.evaluator(p).reference_timings(p.best_copy, compile_defines(p.best_copy, best.point));
   if (st.stopped()) return false;
+  res.references_missing.erase("references");  // taken now: an earlier run's note is void
   for (const auto& [mode, t] : timings) {
     if (t.candidate_us <= 0) {  // not measured: the record says why the column is empty
       res.references_missing[mode] = t.note.empty() ? "no time was measured" : t.note;

@@ -1248,6 +1248,12 @@ TEST_F(CompiledRun, NothingToSearchIsFinishedRightAfterItsBaselineItsReferencesL
     EXPECT_TRUE(fs::exists(out / "results" / report::record_file_name("kb", "p")));
     EXPECT_FALSE(fs::exists(out / "results" / report::record_file_name("kb", "q")));
     EXPECT_NE(slurp(out / "journal.jsonl").find("\"references_pending\":true"), std::string::npos);
+    // the empty reference columns say why, in the summary and in the record on disk
+    const std::string why = "the run was interrupted before its re-measures against the reference model";
+    EXPECT_EQ(s.results[0].references_missing.at("references").rfind(why, 0), 0u);
+    const report::ProblemResult p_disk =
+        report::load_result((out / "results" / report::record_file_name("kb", "p")).string());
+    EXPECT_EQ(p_disk.references_missing.at("references").rfind(why, 0), 0u);
   }
   stop = false;
   evaluated.clear();
@@ -1266,6 +1272,7 @@ TEST_F(CompiledRun, NothingToSearchIsFinishedRightAfterItsBaselineItsReferencesL
   EXPECT_TRUE(std::any_of(evaluated.begin(), evaluated.end(), [](const std::string& e) { return e.rfind("evaluate", 0) == 0; }));
   const report::ProblemResult on_disk = report::load_result((out / "results" / report::record_file_name("kb", "p")).string());
   EXPECT_GT(on_disk.eager_us, 0);
+  EXPECT_TRUE(on_disk.references_missing.empty());  // the interruption's note is gone
 }
 
 // The re-measures against the reference model fail on the machine (a worker that would not
