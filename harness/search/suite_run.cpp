@@ -169,19 +169,16 @@ RunSummary close_run(RunState& st) {
   std::vector<report::FailureKind> kinds;
   for (auto& p : st.problems) {
     if (!p.done) continue;
+    report::ProblemResult res = *p.done;
     if (summary.interrupted && p.references_pending) {
       // Its reference columns are empty because the stop came first: the record (and the
       // reports built from it) says so. The journal still has them pending, and the
       // journaled result has no such note: `--resume` takes them and writes the record whole.
-      report::ProblemResult res = *p.done;
       res.references_missing["references"] = kReferencesInterrupted;
       st.write_result(res);
-      summary.results.push_back(std::move(res));
-      kinds.push_back(report::classify(summary.results.back(), report::RunKind::kRun));
-      continue;
     }
-    summary.results.push_back(*p.done);
-    kinds.push_back(report::classify(*p.done, report::RunKind::kRun));
+    kinds.push_back(report::classify(res, report::RunKind::kRun));
+    summary.results.push_back(std::move(res));
   }
   // The reports' own policy: the exit code and every report tell the same story.
   summary.code = summary.interrupted ? ExitCode::kInterrupted
