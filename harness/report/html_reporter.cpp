@@ -226,11 +226,8 @@ std::string html_report(const Summary& s, const std::vector<ExperimentPoint>& pr
   b += "</table>\n";
   // An empty vs-reference column says why (as report.md does).
   std::string missing;
-  for (const auto& row : s.rows)
-    for (const auto& [mode, why] : row.record->references_missing)
-      missing += "<li>" + html_escape(row.record->level + "/" + row.record->problem) +
-                 (mode == "references" ? " (every mode)" : " vs " + html_escape(mode)) + ": " +
-                 html_escape(why) + "</li>";
+  for (const auto& m : missing_references(s))
+    missing += "<li>" + html_escape(m.what) + ": " + html_escape(m.why) + "</li>";
   if (!missing.empty())
     b += "<p>Not measured against the reference model:</p>\n<ul class=\"missing\">" + missing +
          "</ul>\n";

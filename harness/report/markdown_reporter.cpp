@@ -186,20 +186,13 @@ std::string markdown_report(const Summary& s, size_t max_bytes) {
   }
   // An empty vs-reference column says why.
   std::string missing;
-  bool cut = false;
-  for (const auto& row : s.rows) {
-    for (const auto& [mode, why] : row.record->references_missing) {
-      std::string item = fmt::md_cell(row.record->level + "/" + row.record->problem) +
-                         (mode == "references" ? " (every mode)" : " vs " + mode) + ": " +
-                         fmt::md_cell(why.substr(0, 200));
-      cut = t.size() + missing.size() + item.size() + 100 > max_bytes;
-      if (cut) break;
-      missing += (missing.empty() ? "" : "; ") + item;
-    }
-    if (cut) {
+  for (const auto& m : missing_references(s)) {
+    std::string item = fmt::md_cell(m.what) + ": " + fmt::md_cell(m.why.substr(0, 200));
+    if (t.size() + missing.size() + item.size() + 100 > max_bytes) {
       missing += (missing.empty() ? "" : "; ") + std::string("... (report.json has every one)");
       break;
     }
+    missing += (missing.empty() ? "" : "; ") + item;
   }
   if (!missing.empty()) t += "\n_Not measured against the reference model: " + missing + "._\n";
   return t;

@@ -244,6 +244,15 @@ Summary summarize(const RunRecords& run) {
   return sum;
 }
 
+std::vector<MissingReference> missing_references(const Summary& s) {
+  std::vector<MissingReference> out;
+  for (const auto& row : s.rows)
+    for (const auto& [mode, why] : row.record->references_missing)
+      out.push_back({row.record->level + "/" + row.record->problem + (mode == "references" ? " (every mode)" : " vs " + mode),
+                     why});
+  return out;
+}
+
 std::vector<const ProblemRow*> Summary::worst(size_t limit) const {
   std::vector<const ProblemRow*> out;
   for (const auto& row : rows)

@@ -91,6 +91,13 @@ struct LevelSummary {
   int error_count = 0;  // JUnit <error> count
 };
 
+// A vs-reference column left empty, and why: "kb-level1/23_Softmax vs eager", or
+// "... (every mode)" when no mode was measured (ProblemResult::references_missing).
+struct MissingReference {
+  std::string what;
+  std::string why;
+};
+
 // What every report says of a run stopped before it finished (RunInfo::interrupted).
 inline constexpr const char* kInterruptedWhy =
     "interrupted: the run was stopped before it finished, exit 130; `kgate run --resume` finishes it";
@@ -116,6 +123,9 @@ struct Summary {
 };
 
 // `run` must outlive the Summary (rows point into it).
+// Every empty vs-reference column of the run, in row order (report.md, report.html).
+std::vector<MissingReference> missing_references(const Summary& s);
+
 Summary summarize(const RunRecords& run);
 
 // Geometric mean of positive values; nullopt when empty. Exposed for tests.
