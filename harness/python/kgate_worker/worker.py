@@ -672,14 +672,16 @@ class Worker:
     def _device_held(self, collect: bool = True) -> tuple[int, int]:
         """What the process holds on the device: bytes in live torch tensors, and bytes the
         driver counts as used on the device (allocations made outside torch's allocator
-        too; other processes' as well), the allocator's free blocks returned first (and,
-        with `collect`, what only the garbage collector would free)."""
+        too; other processes' as well) less the allocator's cached free blocks, so nothing
+        is handed back to measure it. With `collect`, after what only the garbage
+        collector would free."""
         if collect:
             import gc
             gc.collect()
-        torch.cuda.empty_cache()
         free, total = torch.cuda.mem_get_info(self.device)
-        return int(torch.cuda.memory_allocated(self.device)), int(total - free)
+        allocated = int(torch.cuda.memory_allocated(self.device))
+        cached = int(torch.cuda.memory_reserved(self.device)) - allocated
+        return allocated, int(total - free) - cached
 
     def _truth_cache_bytes(self) -> int:
         """Memory the float64 truths may hold: an eighth of the device's (a GPU-sized
@@ -1664,7 +1666,9 @@ class Worker:
             source.forget_module(m)
             m.__dict__.clear()
         self._tampered(slot.kind, "the slot kept device memory back across its failed calls")
-        self._device_held()  # collected, the allocator's free blocks back to the driver
+        import gc
+        gc.collect()
+        torch.cuda.empty_cache()
 
     def _tampered(self, slot: str, why: str) -> None:
         """A slot rebound a clock (clocks.py has put the originals back) or changed the
