@@ -8,6 +8,7 @@ Pure standard library.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 # Tensor methods / calls that move or describe data rather than compute the problem's op.
@@ -72,7 +73,7 @@ MEMORY_CAP_NAMES = {"set_per_process_memory_fraction", "_cuda_setMemoryFraction"
                      "setMemoryFraction", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
                      "_set_allocator_settings", "CUDAPluggableAllocator",
                      "change_current_allocator"}
-_MEMORY_CAP_WORD = None  # compiled on first use
+_MEMORY_CAP_WORD = re.compile(r"\b(" + "|".join(sorted(MEMORY_CAP_NAMES)) + r")\b")
 _STREAM_SUFFIXES = ("cuda.Stream", "cuda.stream", "cuda.ExternalStream", "cuda.set_stream",
                     "torch.Stream", "torch.set_stream")
 _STREAM_NAMES = {"Stream", "stream", "ExternalStream", "set_stream"}
@@ -432,10 +433,6 @@ def _check_memory_cap(node: ast.AST, add) -> None:
     """memory-cap: the file names what raises the worker's GPU memory cap or replaces the
     allocator that keeps it (torch.cuda.set_per_process_memory_fraction, the allocator's
     settings, a pluggable allocator), as a name, an attribute, an import or in a string."""
-    global _MEMORY_CAP_WORD
-    if _MEMORY_CAP_WORD is None:
-        import re
-        _MEMORY_CAP_WORD = re.compile(r"\b(" + "|".join(sorted(MEMORY_CAP_NAMES)) + r")\b")
     name = None
     if isinstance(node, ast.Attribute) and node.attr in MEMORY_CAP_NAMES:
         name = node.attr
