@@ -306,9 +306,16 @@ if has aa; then
     done
     wait
   else
-    mkdir -p "$OUT/aa"; aa_runs=("$OUT/aa")
-    KGATE_WORKER_TRACE="$OUT/aa/trace.jsonl" /usr/bin/time -f "aa wall %e s" timeout -k 20 "$(cap aa 300)" \
-      "$B/kgate" run "$suite" ${GPU_TARGET:+--gpu "$GPU_TARGET"} "${shard[@]}" --out "$OUT/aa" > "$OUT/aa.log" 2>&1
+    # AA_DIR keeps the run in a directory of the working tree (ignored, kept on a warm
+    # machine between device calls): a run the call's cap stopped is resumed by the next
+    # call (`kgate run --resume`), so one run of the 250 can span several calls. Its
+    # reports are copied to $OUT/aa after each call.
+    d="${AA_DIR:-$OUT/aa}"; mkdir -p "$d"; resume=()
+    [ -s "$d/journal.jsonl" ] && resume=(--resume)
+    KGATE_WORKER_TRACE="$d/trace.jsonl" /usr/bin/time -f "aa wall %e s" timeout -k 20 "$(cap aa 300)" \
+      "$B/kgate" run "$suite" ${GPU_TARGET:+--gpu "$GPU_TARGET"} "${shard[@]}" "${resume[@]}" --out "$d" >> "$OUT/aa.log" 2>&1
+    if [ "$d" != "$OUT/aa" ]; then mkdir -p "$OUT/aa"; cp -r "$d"/. "$OUT/aa/"; fi
+    aa_runs=("$OUT/aa")
   fi
   stamp "kgate run kernelbench-official-aa done"
   for d in "${aa_runs[@]}"; do grep -E "A/A|error|warn|wall" "$d.log" | tail -8; done
