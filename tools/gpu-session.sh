@@ -8,7 +8,7 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
-#   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep capture dispatch template aa study timers nativeslot knobs
+#   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep capture dispatch template aa compare study timers nativeslot knobs
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
 #          DISPATCH_AGENT picks its agent kind, default template; DISPATCH_PYTEST_K narrows
 #          its GPU tests with pytest's -k)
@@ -321,6 +321,16 @@ if has aa; then
   for d in "${aa_runs[@]}"; do grep -E "A/A|error|warn|wall" "$d.log" | tail -8; done
   python3 tools/aa_summary.py "${aa_runs[@]}" --json "$OUT/aa-summary.json" 2>&1 | tail -80
   rm -f "$suite"
+fi
+if has compare; then
+  # The check's float64 comparison both ways (tools/compare_bench.py): the torch form and
+  # kgate's fused kernel, timed on official sizes; then their agreement tests on the GPU.
+  timeout -k 20 "$(cap compare 240)" python3 tools/compare_bench.py --json "$OUT/compare-bench.json" \
+    > "$OUT/compare-bench.log" 2>&1
+  stamp "compare bench rc=$?"; cat "$OUT/compare-bench.log" | tail -8
+  KGATE_REQUIRE_GPU=1 timeout -k 20 "$(cap compare 240)" python3 -m pytest -q -p no:cacheprovider \
+    tests/python/test_compare_kernel.py > "$OUT/pytest-compare.log" 2>&1
+  stamp "pytest compare rc=$?"; tail -5 "$OUT/pytest-compare.log"
 fi
 if has study; then
   timeout -k 20 "$(cap study 420)" "$B/kgate_measure_study" --root "$root" --native "$B/kgate-native" \

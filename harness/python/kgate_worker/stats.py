@@ -110,7 +110,86 @@ def compare(name: str, got, want: torch.Tensor, atol: float, rtol: float,
     n = g_all.numel()
     if n == 0:
         return e
-    tol_abs = atol + extra_atol
+    f = _fold(g_all, w_all, atol + extra_atol, rtol)
+    max_d, first_max, max_rel = f["max_d"], f["first_max"], f["max_rel"]
+    first_bad, worst_over = f["first_bad"], f["worst_over"]
+    sum_d2, sum_w2 = f["sum_d2"], f["sum_w2"]
+    counts = {k: f[k] for k in ("truth_nonfinite", "unwritten", "nan", "inf", "over_tol")}
+    e.update(counts)
+    e["max_abs_err"] = _f(max(max_d, 0.0))
+    e["max_rel_err"] = _f(max(max_rel, 0.0))
+    norm_d, norm_w = math.sqrt(sum_d2), math.sqrt(sum_w2)
+    e["rel_l2_err"] = _f(norm_d / norm_w if norm_w > 0 else norm_d)
+
+    def at(i: int) -> tuple[float, float]:
+        return float(g_all[i].to(torch.float64)), float(w_all[i].to(torch.float64))
+
+    if first_bad >= 0:
+        gv, wv = at(first_bad)
+        unwritten = bool(poison_mask(g_all[first_bad:first_bad + 1])[0]) and (
+            g_all.is_floating_point() or gv != wv)
+        e["worst_kind"] = ("unwritten" if unwritten else "nan" if math.isnan(gv)
+                           else "inf" if gv > 0 else "-inf")
+        e["worst_index"], e["worst_got"], e["worst_want"] = first_bad, 0.0, wv
+    elif worst_over >= 0 or first_max >= 0:
+        # The element reported as the worst is one over tolerance when there is one (the
+        # largest |got - want| among them): the largest error overall may be within the
+        # tolerance of a large |want|. Else the first largest |got - want|.
+        idx = worst_over if worst_over >= 0 else first_max
+        gv, wv = at(idx)
+        e["worst_index"], e["worst_got"], e["worst_want"] = idx, _f(gv), _f(wv)
+        e["worst_abs_err"] = _f(abs(gv - wv))
+        e["worst_kind"] = "finite"
+    return e
+
+
+# Elements of one output from which the fused CUDA kernel (compare_kernel.py) takes over
+# from the torch form: below it a launch and its JIT compile buy nothing.
+FUSED_MIN_ELEMENTS = 1 << 20
+_fused_failed = ""  # why the fused kernel is not used in this process (said once)
+
+
+def warm_fused(out_dtypes: list, truth_dtype: torch.dtype, device: torch.device) -> None:
+    """Builds the fused kernel for these output dtypes against this truth dtype now: the
+    worker calls it before any candidate code runs, while Triton's shared cache is still
+    the one it reads (the seal gives a worker a cache of its own: built after it, the
+    kernel would be compiled again by every worker). A build that fails turns the fused
+    path off in this process (said once), as in `_fold`."""
+    if device.type != "cuda" or _fused_failed:
+        return
+    for dt in dict.fromkeys(out_dtypes):
+        if dt.is_floating_point:
+            one = torch.zeros(1, dtype=dt, device=device)
+            _fold(one, torch.zeros(1, dtype=truth_dtype, device=device), 0.0, 0.0, fused=True)
+
+
+def _fold(g_all: torch.Tensor, w_all: torch.Tensor, tol_abs: float, rtol: float,
+          fused: bool = False) -> dict:
+    """compare's per-element statistics: sums, counts, each maximum with the first index
+    reaching it. A floating output on a CUDA device goes through kgate's fused kernel
+    (one pass); everything else, and that kernel failing to build, through `_fold_torch`,
+    which defines them. `fused`: the kernel whatever the size."""
+    global _fused_failed
+    if (g_all.is_cuda and not _fused_failed and w_all.is_floating_point()
+            and (fused or g_all.numel() >= FUSED_MIN_ELEMENTS)):
+        try:
+            from . import compare_kernel as ck
+            if g_all.dtype in ck.SUPPORTED and w_all.dtype in ck.SUPPORTED:
+                pf, pi = ck.partials(g_all, w_all, tol_abs, rtol, COMPARE_CHUNK)
+                return ck.reduce_partials(pf, pi)
+        except Exception as ex:  # noqa: BLE001 -- a kernel that cannot build: the torch form
+            _fused_failed = f"{type(ex).__name__}: {str(ex).splitlines()[0][:200] if str(ex) else ''}"
+            import sys
+            sys.stderr.write(f"[kgate_worker] the fused comparison kernel is off in this "
+                             f"process ({_fused_failed}); comparing with torch operations\n")
+    return _fold_torch(g_all, w_all, tol_abs, rtol)
+
+
+def _fold_torch(g_all: torch.Tensor, w_all: torch.Tensor, tol_abs: float, rtol: float) -> dict:
+    """The definition of compare's statistics, chunk by chunk in torch operations (float64
+    temporaries of COMPARE_CHUNK elements; a `w_all` on another device moved over a chunk
+    at a time)."""
+    n = g_all.numel()
     sum_d2 = sum_w2 = 0.0
     max_d = max_rel = -1.0
     first_bad = first_max = -1
@@ -157,32 +236,9 @@ def compare(name: str, got, want: torch.Tensor, atol: float, rtol: float,
             if mo > worst_over_d:
                 worst_over_d, worst_over = mo, lo + int(torch.nonzero(do == mo)[0, 0])
         del g, w, unw, fw, nfw, same_nf, over_nf, bad, ok, absw, d, rel, over
-    e.update(counts)
-    e["max_abs_err"] = _f(max(max_d, 0.0))
-    e["max_rel_err"] = _f(max(max_rel, 0.0))
-    norm_d, norm_w = math.sqrt(sum_d2), math.sqrt(sum_w2)
-    e["rel_l2_err"] = _f(norm_d / norm_w if norm_w > 0 else norm_d)
-
-    def at(i: int) -> tuple[float, float]:
-        return float(g_all[i].to(torch.float64)), float(w_all[i].to(torch.float64))
-
-    if first_bad >= 0:
-        gv, wv = at(first_bad)
-        unwritten = bool(poison_mask(g_all[first_bad:first_bad + 1])[0]) and (
-            g_all.is_floating_point() or gv != wv)
-        e["worst_kind"] = ("unwritten" if unwritten else "nan" if math.isnan(gv)
-                           else "inf" if gv > 0 else "-inf")
-        e["worst_index"], e["worst_got"], e["worst_want"] = first_bad, 0.0, wv
-    elif worst_over >= 0 or first_max >= 0:
-        # The element reported as the worst is one over tolerance when there is one (the
-        # largest |got - want| among them): the largest error overall may be within the
-        # tolerance of a large |want|. Else the first largest |got - want|.
-        idx = worst_over if worst_over >= 0 else first_max
-        gv, wv = at(idx)
-        e["worst_index"], e["worst_got"], e["worst_want"] = idx, _f(gv), _f(wv)
-        e["worst_abs_err"] = _f(abs(gv - wv))
-        e["worst_kind"] = "finite"
-    return e
+    return dict(counts, sum_d2=sum_d2, sum_w2=sum_w2, max_d=max_d, first_max=first_max,
+                max_rel=max_rel, first_bad=first_bad, worst_over_d=worst_over_d,
+                worst_over=worst_over)
 
 
 def relative_spread(a: list | None, b: list | None) -> float:

@@ -930,6 +930,10 @@ class Worker:
         elif p.truth_note:
             truth_where = "host"
         del first_inputs
+        if self.cuda:  # before any candidate code runs (stats.warm_fused)
+            from .stats import FUSED_MIN_ELEMENTS, warm_fused
+            warm_fused([dt for shape, dt in p.output_meta if math.prod(shape) >= FUSED_MIN_ELEMENTS],
+                       torch.float32 if p.oracle_skip else torch.float64, self.device)
         return {"inputs": inputs, "outputs": outputs, "variant_applied": p.variant_applied,
                 "degenerate": degenerate, "init_inputs": _short_repr(p.init_inputs),
                 "reference_op": p.ref_op or "", "reference_op_rule": p.reference_op_rule,
