@@ -7,6 +7,7 @@ the same numbers for the same outputs.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 
 import torch
@@ -146,7 +147,10 @@ def compare(name: str, got, want: torch.Tensor, atol: float, rtol: float,
 # Elements of one output from which the fused CUDA kernel (compare_kernel.py) takes over
 # from the torch form: below it a launch and its JIT compile buy nothing.
 FUSED_MIN_ELEMENTS = 1 << 20
-_fused_failed = ""  # why the fused kernel is not used in this process (said once)
+# Why the fused kernel is not used in this process (said once): it failed to build, or
+# KGATE_WORKER_FUSED_COMPARE=0 turned it off (an A/B of the two forms, an escape hatch).
+_fused_failed = ("KGATE_WORKER_FUSED_COMPARE=0"
+                 if os.environ.get("KGATE_WORKER_FUSED_COMPARE") == "0" else "")
 
 
 def warm_fused(out_dtypes: list, truth_dtype: torch.dtype, device: torch.device) -> None:
