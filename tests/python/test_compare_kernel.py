@@ -115,8 +115,9 @@ def test_fused_compare_matches_the_torch_form_on_the_gpu():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_compare_takes_the_fused_kernel_on_a_gpu_sized_output():
+def test_compare_takes_the_fused_kernel_on_a_gpu_sized_output(monkeypatch):
     from kgate_worker import stats
+    monkeypatch.setattr(stats, "_fused_failed", "")  # on, whatever the default
     n = 3 * stats.COMPARE_CHUNK + 12345
     g = torch.Generator(device="cuda").manual_seed(1)
     want = torch.randn(n, device="cuda", dtype=torch.float64, generator=g)

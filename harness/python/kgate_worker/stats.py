@@ -147,10 +147,13 @@ def compare(name: str, got, want: torch.Tensor, atol: float, rtol: float,
 # Elements of one output from which the fused CUDA kernel (compare_kernel.py) takes over
 # from the torch form: below it a launch and its JIT compile buy nothing.
 FUSED_MIN_ELEMENTS = 1 << 20
-# Why the fused kernel is not used in this process (said once): it failed to build, or
-# KGATE_WORKER_FUSED_COMPARE=0 turned it off (an A/B of the two forms, an escape hatch).
-_fused_failed = ("KGATE_WORKER_FUSED_COMPARE=0"
-                 if os.environ.get("KGATE_WORKER_FUSED_COMPARE") == "0" else "")
+# Whether the fused kernel is used unless KGATE_WORKER_FUSED_COMPARE says (1: on, 0: off).
+FUSED_DEFAULT = True
+# Why the fused kernel is not used in this process (said once): it failed to build, or it
+# is off (KGATE_WORKER_FUSED_COMPARE, FUSED_DEFAULT: an A/B of the two forms, an escape hatch).
+_fused_failed = {"1": "", "0": "KGATE_WORKER_FUSED_COMPARE=0"}.get(
+    os.environ.get("KGATE_WORKER_FUSED_COMPARE", ""),
+    "" if FUSED_DEFAULT else "off by default (KGATE_WORKER_FUSED_COMPARE=1 turns it on)")
 
 
 def warm_fused(out_dtypes: list, truth_dtype: torch.dtype, device: torch.device) -> None:
