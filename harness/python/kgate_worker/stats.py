@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import statistics
+import sys
 
 import torch
 
@@ -188,7 +189,6 @@ def _fold(g_all: torch.Tensor, w_all: torch.Tensor, tol_abs: float, rtol: float,
                 return ck.reduce_partials(pf, pi)
         except Exception as ex:  # noqa: BLE001 -- a kernel that cannot build: the torch form
             _fused_failed = f"{type(ex).__name__}: {str(ex).splitlines()[0][:200] if str(ex) else ''}"
-            import sys
             sys.stderr.write(f"[kgate_worker] the fused comparison kernel is off in this "
                              f"process ({_fused_failed}); comparing with torch operations\n")
     return _fold_torch(g_all, w_all, tol_abs, rtol)
