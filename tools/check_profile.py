@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import os
 import pstats
 import sys
 import tempfile

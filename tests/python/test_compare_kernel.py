@@ -20,7 +20,7 @@ import torch
 from conftest import WORKER_PATH as HARNESS_PY
 
 _CASES = r'''
-import json, math, os, sys
+import json, sys
 sys.path.insert(0, sys.argv[1])
 import torch
 from kgate_worker import compare_kernel as ck, stats

@@ -113,14 +113,11 @@ def compare(name: str, got, want: torch.Tensor, atol: float, rtol: float,
     if n == 0:
         return e
     f = _fold(g_all, w_all, atol + extra_atol, rtol)
-    max_d, first_max, max_rel = f["max_d"], f["first_max"], f["max_rel"]
-    first_bad, worst_over = f["first_bad"], f["worst_over"]
-    sum_d2, sum_w2 = f["sum_d2"], f["sum_w2"]
-    counts = {k: f[k] for k in ("truth_nonfinite", "unwritten", "nan", "inf", "over_tol")}
-    e.update(counts)
-    e["max_abs_err"] = _f(max(max_d, 0.0))
-    e["max_rel_err"] = _f(max(max_rel, 0.0))
-    norm_d, norm_w = math.sqrt(sum_d2), math.sqrt(sum_w2)
+    first_bad, worst_over, first_max = f["first_bad"], f["worst_over"], f["first_max"]
+    e.update({k: f[k] for k in ("truth_nonfinite", "unwritten", "nan", "inf", "over_tol")})
+    e["max_abs_err"] = _f(max(f["max_d"], 0.0))
+    e["max_rel_err"] = _f(max(f["max_rel"], 0.0))
+    norm_d, norm_w = math.sqrt(f["sum_d2"]), math.sqrt(f["sum_w2"])
     e["rel_l2_err"] = _f(norm_d / norm_w if norm_w > 0 else norm_d)
 
     def at(i: int) -> tuple[float, float]:
