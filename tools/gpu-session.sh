@@ -310,11 +310,12 @@ if has aa; then
     # machine between device calls): a run the call's cap stopped is resumed by the next
     # call (`kgate run --resume`), so one run of the 250 can span several calls. Its
     # reports are copied to $OUT/aa after each call.
-    d="${AA_DIR:-$OUT/aa}"; mkdir -p "$d"; resume=()
+    # Absolute: the workers' trace file and the sandbox's writable folders are named by it.
+    d=$(realpath -m "${AA_DIR:-$OUT/aa}"); mkdir -p "$d"; resume=()
     [ -s "$d/journal.jsonl" ] && resume=(--resume)
     KGATE_WORKER_TRACE="$d/trace.jsonl" /usr/bin/time -f "aa wall %e s" timeout -k 20 "$(cap aa 300)" \
       "$B/kgate" run "$suite" ${GPU_TARGET:+--gpu "$GPU_TARGET"} "${shard[@]}" "${resume[@]}" --out "$d" >> "$OUT/aa.log" 2>&1
-    if [ "$d" != "$OUT/aa" ]; then mkdir -p "$OUT/aa"; cp -r "$d"/. "$OUT/aa/"; fi
+    if [ "$d" != "$(realpath -m "$OUT/aa")" ]; then mkdir -p "$OUT/aa"; cp -r "$d"/. "$OUT/aa/"; fi
     aa_runs=("$OUT/aa")
   fi
   stamp "kgate run kernelbench-official-aa done"
@@ -327,7 +328,7 @@ if has compare; then
   # kgate's fused kernel, timed on official sizes; then their agreement tests on the GPU.
   timeout -k 20 "$(cap compare 240)" python3 tools/compare_bench.py --json "$OUT/compare-bench.json" \
     > "$OUT/compare-bench.log" 2>&1
-  stamp "compare bench rc=$?"; cat "$OUT/compare-bench.log" | tail -8
+  stamp "compare bench rc=$?"; tail -8 "$OUT/compare-bench.log"
   # One check request of an official problem, A/A, profiled with each form.
   for fused in 1 0; do
     KGATE_WORKER_FUSED_COMPARE=$fused timeout -k 20 "$(cap compare 240)" python3 tools/check_profile.py \
