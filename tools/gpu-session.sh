@@ -286,6 +286,23 @@ if has template; then
     > "$OUT/template-study.log" 2>&1
   stamp "template study rc=$?"; grep -v "^  SPLIT" "$OUT/template-study.log" | grep -iv warn | head -30
 fi
+if has compare; then
+  # The check's float64 comparison both ways (tools/compare_bench.py): the torch form and
+  # kgate's fused kernel, timed on official sizes; then their agreement tests on the GPU.
+  timeout -k 20 "$(cap compare 240)" python3 tools/compare_bench.py --json "$OUT/compare-bench.json" \
+    > "$OUT/compare-bench.log" 2>&1
+  stamp "compare bench rc=$?"; tail -8 "$OUT/compare-bench.log"
+  # One check request of an official problem, A/A, profiled with each form.
+  for fused in 1 0; do
+    KGATE_WORKER_FUSED_COMPARE=$fused timeout -k 20 "$(cap compare 240)" python3 tools/check_profile.py \
+      "${COMPARE_PROBLEM:-$root/.kb/KernelBench/level1/23_Softmax.py}" --checks 4 --top 25 \
+      > "$OUT/check-profile-fused$fused.log" 2>&1
+    stamp "check profile (fused $fused) rc=$?"; grep -E "^check|^load" "$OUT/check-profile-fused$fused.log"
+  done
+  KGATE_REQUIRE_GPU=1 timeout -k 20 "$(cap compare 240)" python3 -m pytest -q -p no:cacheprovider \
+    tests/python/test_compare_kernel.py > "$OUT/pytest-compare.log" 2>&1
+  stamp "pytest compare rc=$?"; tail -5 "$OUT/pytest-compare.log"
+fi
 if has aa; then
   # The A/A mode over the official KernelBench (suites/kernelbench-official-aa.yaml): each
   # reference against itself through every gate, on AA_PROBLEMS (level/name ids) or, with
@@ -322,23 +339,6 @@ if has aa; then
   for d in "${aa_runs[@]}"; do grep -E "A/A|error|warn|wall" "$d.log" | tail -8; done
   python3 tools/aa_summary.py "${aa_runs[@]}" --json "$OUT/aa-summary.json" 2>&1 | tail -80
   rm -f "$suite"
-fi
-if has compare; then
-  # The check's float64 comparison both ways (tools/compare_bench.py): the torch form and
-  # kgate's fused kernel, timed on official sizes; then their agreement tests on the GPU.
-  timeout -k 20 "$(cap compare 240)" python3 tools/compare_bench.py --json "$OUT/compare-bench.json" \
-    > "$OUT/compare-bench.log" 2>&1
-  stamp "compare bench rc=$?"; tail -8 "$OUT/compare-bench.log"
-  # One check request of an official problem, A/A, profiled with each form.
-  for fused in 1 0; do
-    KGATE_WORKER_FUSED_COMPARE=$fused timeout -k 20 "$(cap compare 240)" python3 tools/check_profile.py \
-      "${COMPARE_PROBLEM:-$root/.kb/KernelBench/level1/23_Softmax.py}" --checks 4 --top 25 \
-      > "$OUT/check-profile-fused$fused.log" 2>&1
-    stamp "check profile (fused $fused) rc=$?"; grep -E "^check|^load" "$OUT/check-profile-fused$fused.log"
-  done
-  KGATE_REQUIRE_GPU=1 timeout -k 20 "$(cap compare 240)" python3 -m pytest -q -p no:cacheprovider \
-    tests/python/test_compare_kernel.py > "$OUT/pytest-compare.log" 2>&1
-  stamp "pytest compare rc=$?"; tail -5 "$OUT/pytest-compare.log"
 fi
 if has study; then
   timeout -k 20 "$(cap study 420)" "$B/kgate_measure_study" --root "$root" --native "$B/kgate-native" \

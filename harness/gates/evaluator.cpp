@@ -785,8 +785,8 @@ protocol::Json Evaluator::inventory(const std::string& dir, const std::string& s
   if (!dir.empty()) params["dir"] = paths::absolute(dir);
   if (!seed_mode.empty()) {
     params["seed_mode"] = seed_mode;
-    // The seed compile is most of an inventory's time: only a model with a kernel the
-    // plan would search (an Amdahl bound at the keep threshold) gets one.
+    // Each seeded kernel costs its own autotuning and descent: only the kernels the plan
+    // would search (an Amdahl bound at the keep threshold) are seeded.
     params["seed_min_bound"] = m.opt.thresholds.keep_threshold;
   }
   // A cold torch.compile of a level-3 network takes minutes: the compile budget applies.

@@ -142,14 +142,14 @@ std::string describe_inventory(const json& inv) {
          fmt(inv.value("model_device_us", 0.0), "%.1f") + " us GPU time";
   size_t seeded = 0;
   for (const auto& k : inv.value("kernels", json::array())) seeded += k.contains("seed_launch") ? 1 : 0;
-  if (seeded) s += ", " + std::to_string(seeded) + " seeded by " + inv.value("seed_mode", std::string("another compile"));
+  if (seeded) s += ", " + std::to_string(seeded) + " seeded by " + inv.value("seed_mode", std::string("Inductor's search"));
   return s;
 }
 
 std::string inventory_cost(const json& inv, double wall_s) {
   std::string s = " (inventory " + fmt(wall_s, "%.1f") + " s with the worker's start and the problem's load";
   const char* sep = ": ";
-  for (const auto& [key, what] : {std::pair<const char*, const char*>{"seed_compile_s", "seed compile"},
+  for (const auto& [key, what] : {std::pair<const char*, const char*>{"seed_compile_s", "seeding"},
                                   {"compile_s", "compile"},
                                   {"profile_s", "profile"}}) {
     if (!inv.contains(key)) continue;

@@ -247,7 +247,7 @@ void plan_kernels(RunState& st, Problem& p);
 void load_inventory(RunState& st, Problem& p);
 // The model as one string for the baseline's description and logs.
 std::string describe_inventory(const json& inv);
-// " (inventory W s with the worker's start and the problem's load: seed compile a s, compile
+// " (inventory W s with the worker's start and the problem's load: seeding a s, compile
 // b s, profile c s)": where the inventory's wall time went (W from the baseline's start, so a
 // worker started for it is counted), split as the worker reports it.
 std::string inventory_cost(const json& inv, double wall_s);

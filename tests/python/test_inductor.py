@@ -598,14 +598,46 @@ def test_seed_line_from_another_compiles_choice():
     assert inductor.seed_point(launch, None) == {}
 
 
-def test_program_key_matches_one_kernel_across_compiles():
-    from kgate_worker import inductor
-    renamed = KSRC.replace("def triton_poi_fused_convolution_transpose_0(",
-                           "def triton_poi_fused_convolution_transpose_7(")
-    assert renamed != KSRC and inductor.program_key(KSRC) == inductor.program_key(renamed)
-    other = KSRC.replace("+ 4096*x1", "+ 4095*x1")
-    assert other != KSRC and inductor.program_key(other) != inductor.program_key(KSRC)
-    assert inductor.program_key("def (:") is None
+def test_inductor_meta_reads_real_kernels():
+    """Inductor writes an empty set as `set()` (autotune_hints): the literal still reads."""
+    src = inductor.parse_wrapper((IND / "23_Softmax.cuda-2.11.0.g0.captured.py.txt")
+                                 .read_text()).kernels[0].source
+    meta = inductor.inductor_meta(ast.parse(src))
+    assert meta["autotune_hints"] == set() and meta["max_autotune_pointwise"] is False
+    assert meta["kernel_name"] == "triton_red_fused__softmax_exp_prepare_softmax_online_sub_0"
+
+
+@pytest.mark.parametrize("fixture", ["23_Softmax.cuda-2.11.0.g0.captured.py.txt",
+                                     "cuda_wrapper.handwritten.py.txt"])
+def test_with_inductor_meta_overrides_the_kernels_own_options(fixture):
+    """The seeding copy of a kernel: Inductor's search options appended to its inductor_meta
+    display, overriding the kernel's own (`max_autotune_pointwise: False` in a 2.11
+    compile); the program and every other entry are the kernel's."""
+    src = inductor.parse_wrapper((IND / fixture).read_text()).kernels[0].source
+    extra = inductor.SEED_MODES["coordinate-descent"]
+    text = inductor.with_inductor_meta(src, extra)
+    tree, orig = ast.parse(text), ast.parse(src)
+    assert inductor.inductor_meta(tree) == {**inductor.inductor_meta(orig), **extra}
+    assert inductor.inductor_meta(tree)["max_autotune_pointwise"] is True
+    fn, ofn = inductor.jit_function(tree), inductor.jit_function(orig)
+    assert ast.dump(fn.args) == ast.dump(ofn.args) and fn.name == ofn.name
+    assert [ast.dump(x) for x in fn.body] == [ast.dump(x) for x in ofn.body]
+    assert text.replace(", 'max_autotune_pointwise': True, 'coordinate_descent_tuning': True",
+                        "", 1) == src
+
+
+def test_with_inductor_meta_on_odd_displays():
+    deco = ("@triton_heuristics.pointwise(size_hints={{'x': 8}}, triton_meta={{'n': 'é'}}, "
+            "inductor_meta={meta})\n@triton.jit\ndef k(in_ptr0, XBLOCK: tl.constexpr):\n"
+            "    pass\n")
+    for meta, want in [("{}", {"a": 1}), ("{'a': 0,}", {"a": 1}),
+                       ("{'b': [1, 2], 'a': 0}", {"b": [1, 2], "a": 1})]:
+        text = inductor.with_inductor_meta(deco.format(meta=meta), {"a": 1})
+        assert inductor.inductor_meta(ast.parse(text)) == want, text
+    # no display to extend: no copy
+    assert inductor.with_inductor_meta(deco.format(meta="META"), {"a": 1}) is None
+    assert inductor.with_inductor_meta("@triton.jit\ndef k(x):\n    pass\n", {"a": 1}) is None
+    assert inductor.with_inductor_meta("def (:", {"a": 1}) is None
 
 
 def test_the_kernel_of_a_scan_is_not_its_combine_helper():
@@ -618,18 +650,14 @@ def test_the_kernel_of_a_scan_is_not_its_combine_helper():
     fn = inductor.jit_function(ast.parse(k.source))
     assert fn.name == "triton_red_fused_cumsum_0"
     assert inductor.launch_params(fn) == ["in_ptr0", "out_ptr0", "xnumel", "r0_numel"]
-    # two kernels with one helper are two programs (the key is the kernel's, not the helper's)
-    assert inductor.program_key(k.source) != inductor.program_key(k.source.replace(
-        "tmp0 = tl.load", "tmp0 = 2 * tl.load"))
     # a plain jit kernel after a helper: the last one
     assert inductor.jit_function(ast.parse(
         "@triton.jit\ndef h(a):\n    return a\n\n@triton.jit\ndef k(x):\n    pass\n")).name == "k"
 
 
 def test_inventory_seeds_kernel_files(tmp_path):
-    """inventory_result with a seed compile's launches: the kernel whose program that
-    compile also generated gets seed_launch and a kgate:tune-seed line."""
-    from kgate_worker import inductor
+    """apply_seeds: a kernel whose seed differs from its own launch gets seed_launch and,
+    in its file, a kgate:tune-seed line; a seed equal to its own launch is no seed."""
     ref = inductor.CompiledReference()
     ref.kernels = {"triton_poi_fused_relu_0": inductor.KernelDef(
         name="triton_poi_fused_relu_0", fn_name="triton_poi_fused_relu_0", source=KSRC,
@@ -637,36 +665,137 @@ def test_inventory_seeds_kernel_files(tmp_path):
         source_nodes=["relu"])}
     ref.graph_of = {"triton_poi_fused_relu_0": 0}
     ref.entries = {"triton_poi_fused_relu_0": _entry()}
-    seeds = {inductor.program_key(KSRC): {"XBLOCK": 512, "num_warps": 8, "num_stages": 1}}
-    res = inductor.inventory_result(ref, "default", "cpu", False, 1, [], 0.0, str(tmp_path),
-                                    seeds, "coordinate-descent")
+    res = inductor.inventory_result(ref, "default", "cpu", False, 1, [], 0.0)
+    assert res["seed_mode"] == ""
+    seeds = {"triton_poi_fused_relu_0": {"XBLOCK": 512, "num_warps": 8, "num_stages": 1}}
+    assert inductor.apply_seeds(res, seeds, "coordinate-descent") == 1
+    inductor.write_kernel_files(res, ref, str(tmp_path), "cpu")
     k = res["kernels"][0]
     assert k["seed_launch"] == {"XBLOCK": 512, "num_warps": 8, "num_stages": 1}
     assert k["seed_mode"] == "coordinate-descent" and res["seed_mode"] == "coordinate-descent"
+    assert k["file"] == "triton_poi_fused_relu_0.py"
     text = (tmp_path / "triton_poi_fused_relu_0.py").read_text()
     assert "# kgate:tune-seed LAUNCH_XBLOCK=512 LAUNCH_NUM_WARPS=8 LAUNCH_NUM_STAGES=1\n" in text
-    # without seeds: no line, no fields
-    res = inductor.inventory_result(ref, "default", "cpu", False, 1, [], 0.0, "", None, "")
-    assert "seed_launch" not in res["kernels"][0] and res["seed_mode"] == ""
+    # the kernel's own config again: no seed, no line
+    res = inductor.inventory_result(ref, "default", "cpu", False, 1, [], 0.0)
+    same = {"triton_poi_fused_relu_0": dict(_entry()["launch"])}
+    assert inductor.apply_seeds(res, same, "coordinate-descent") == 0
+    assert "seed_launch" not in res["kernels"][0]
+    inductor.write_kernel_files(res, ref, str(tmp_path), "cpu")
+    assert "kgate:tune-seed" not in (tmp_path / "triton_poi_fused_relu_0.py").read_text()
 
 
 @pytest.mark.parametrize("name,worth", [
     ("34_InstanceNorm", True), ("38_L1Norm_", True), ("40_LayerNorm", True),
     ("95_CrossEntropyLoss", True), ("35_GroupNorm_", False), ("37_FrobeniusNorm_", False),
     ("94_MSELoss", False)])
-def test_only_a_model_worth_searching_gets_a_seed_compile(name, worth):
-    """The seed compile (most of an inventory's time) is made for a model with a kernel whose
-    Amdahl bound reaches the keep threshold: on the H200's captured inventories, the norms
-    and losses whose kernels already run at copy bandwidth get none."""
+def test_only_kernels_worth_searching_are_seeded(name, worth):
+    """Each seeded kernel costs its own autotuning and descent, so only the kernels whose
+    Amdahl bound reaches the keep threshold are seeded, highest first: on the H200's
+    captured inventories, the norms and losses whose kernels already run at copy bandwidth
+    get none."""
     import json
     inv = json.loads((IND / "kb-level1" / f"{name}.inventory.json").read_text())
-    assert inductor.worth_seeding(inv, 1.01) is worth
+    names = inductor.seed_targets(inv, 1.01)
+    assert bool(names) is worth
+    bound = {k["name"]: k["amdahl_bound"] for k in inv["kernels"]}
+    assert all(bound[n] >= 1.01 for n in names)
+    assert [bound[n] for n in names] == sorted((bound[n] for n in names), reverse=True)
+    assert len(inductor.seed_targets(inv, 0)) == len(inv["kernels"])  # 0: every kernel
 
 
-def test_worth_seeding_without_kernels_or_times():
-    assert not inductor.worth_seeding({"kernels": []}, 1.01)
-    unprofiled = {"kernels": [{"name": "k", "device_us": 0.0, "amdahl_bound": 1.0}]}
-    assert inductor.worth_seeding(unprofiled, 1.01)  # no times to tell: seeded, as searched
+def test_seed_targets_without_kernels_or_times():
+    assert inductor.seed_targets({"kernels": []}, 1.01) == []
+    unprofiled = {"kernels": [{"name": "k", "device_us": 0.0, "amdahl_bound": 1.0},
+                              {"name": "t", "category": "template", "device_us": 0.0}]}
+    assert inductor.seed_targets(unprofiled, 1.01) == ["k"]  # no times to tell: as searched
+
+
+class _FakeConfig:
+    def __init__(self, kwargs, num_warps, num_stages):
+        self.kwargs, self.num_warps, self.num_stages = kwargs, num_warps, num_stages
+
+
+class _FakeAutotuner:
+    """Stands for a CachingAutotuner: `run` records what it ran on and doubles out_ptr0;
+    a tuner settles on `settle` at its first launch (or raises `fails`)."""
+
+    def __init__(self, settle=None, fails=None):
+        self.launchers, self.runs, self.settle, self.fails = [], [], settle, fails
+
+    def run(self, in_ptr0, out_ptr0, xnumel, stream=None):
+        if self.fails is not None:
+            raise self.fails
+        if self.settle and not self.launchers:
+            self.launchers = [_FakeConfig(*self.settle)]
+            self.launchers[0].config = self.launchers[0]
+        self.runs.append((in_ptr0, out_ptr0))
+        out_ptr0.copy_(2 * in_ptr0)
+
+
+def _seeding_model(monkeypatch, names, tuners):
+    """A compiled model whose wrapper launches the kernels `names` in turn (each
+    out = 2 * in), and _load_module faked to load `tuners[name]` as each seeding copy:
+    (ref, the wrapper module, the loaded texts)."""
+    mod = types.ModuleType("fake_wrapper")
+    mod.__dict__.update({n: _FakeAutotuner() for n in names})
+
+    def call(x):
+        out = x
+        for n in names:
+            nxt = torch.empty_like(out)
+            mod.__dict__[n].run(out, nxt, out.numel(), stream=0)
+            out = nxt
+        return out
+    mod.call = call
+    ref = inductor.CompiledReference()
+    ref.compiled = call
+    ref.kernels = {n: inductor.KernelDef(
+        name=n, fn_name="triton_poi_fused_convolution_transpose_0", source=KSRC, device="cuda",
+        category="pointwise", line=1, calls=1, aten_ops=[], source_nodes=[]) for n in names}
+    loaded = {}
+
+    def load(ov, cache):
+        loaded[ov.name] = ov.text
+        return types.SimpleNamespace(triton_poi_fused_convolution_transpose_0=tuners[ov.name])
+    monkeypatch.setattr(inductor, "_load_module", load)
+    return ref, mod, loaded
+
+
+def test_kernel_seeds_tune_a_copy_on_clones_and_leave_the_model_alone(monkeypatch):
+    """kernel_seeds: each named kernel's seeding copy (Inductor's search options in its
+    inductor_meta) runs once, at the kernel's first launch, on clones of its arguments; its
+    settled config is the seed. The model's own kernels run on the real arguments, the
+    output is the model's, and the globals are restored after."""
+    names = ["k0", "k1", "k2"]
+    tuners = {"k0": _FakeAutotuner(settle=({"XBLOCK": 256}, 8, 1)),
+              "k1": _FakeAutotuner(fails=RuntimeError("out of resource: shared memory"))}
+    ref, mod, loaded = _seeding_model(monkeypatch, names, tuners)
+    own = {n: mod.__dict__[n] for n in names}
+    x = torch.arange(6.0)
+    seeds, why = inductor.kernel_seeds(ref, ["k0", "k1"], [x], "coordinate-descent",
+                                       modules=lambda: [mod])
+    assert seeds == {"k0": {"XBLOCK": 256, "num_warps": 8, "num_stages": 1}}
+    assert why == {"k1": "RuntimeError: out of resource: shared memory"}
+    for n in ("k0", "k1"):
+        meta = inductor.inductor_meta(ast.parse(loaded[n]))
+        assert meta["max_autotune_pointwise"] is True and meta["coordinate_descent_tuning"]
+    # the copy ran on clones: equal values, other storage than the model's
+    (t_in, t_out), = tuners["k0"].runs
+    (m_in, m_out), = own["k0"].runs
+    assert torch.equal(t_in, m_in) and t_in.data_ptr() != m_in.data_ptr()
+    assert t_out.data_ptr() != m_out.data_ptr()
+    assert all(len(own[n].runs) == 1 for n in names)  # every kernel of the model ran once
+    assert torch.equal(x, torch.arange(6.0))
+    assert all(mod.__dict__[n] is own[n] for n in names)  # globals restored
+
+
+def test_kernel_seeds_name_a_kernel_never_launched(monkeypatch):
+    ref, mod, _ = _seeding_model(monkeypatch, ["k0"], {"k9": _FakeAutotuner(settle=({}, 4, 1))})
+    ref.kernels["k9"] = ref.kernels["k0"]
+    seeds, why = inductor.kernel_seeds(ref, ["k9"], [torch.ones(3)], "coordinate-descent",
+                                       modules=lambda: [mod])
+    assert seeds == {} and why == {"k9": "never launched by the model"}
 
 
 @pytest.fixture
@@ -685,43 +814,69 @@ def taken_for_cuda(tmp_path, monkeypatch):
     return w, kdir, InProcWorker
 
 
-def test_inventory_seeds_only_a_model_worth_searching(taken_for_cuda, monkeypatch):
-    """The inventory's gate on the seed compile, run in process on the CPU with the worker
-    taken for a CUDA one: with seed_min_bound the model is compiled and profiled first; a
-    model with no kernel worth searching (here: none at all, C++ kernels on the CPU) gets no
-    seed compile and says why."""
+def test_inventory_without_triton_kernels_seeds_nothing(taken_for_cuda, monkeypatch):
+    """The inventory's seeding, run in process on the CPU with the worker taken for a CUDA
+    one: a model without Triton kernels (C++ kernels on the CPU) gets no seeding and says
+    why."""
     w, kdir, InProcWorker = taken_for_cuda
-    monkeypatch.setattr(InProcWorker, "_seed_launches",
-                        lambda self, p, mode: pytest.fail("seed compile made for a fallback"))
+    monkeypatch.setattr(InProcWorker, "_kernel_seeds",
+                        lambda *a: pytest.fail("seeding made for a model without kernels"))
     inv = w("inventory", dir=str(kdir), seed_mode="coordinate-descent", seed_min_bound=1.01)
     assert inv["seed_mode"] == "" and inv["seed_compile_s"] == 0 and inv["compile_s"] > 0, inv
-    assert inv["seed_note"] == ("not seeded: no kernel's Amdahl bound reaches 1.01x (none is "
-                                "worth searching)"), inv
+    assert inv["seed_note"] == "not seeded: torch.compile generated no Triton kernels", inv
     assert inv["graphs"] == 1 and inv["kernels"] == []
 
 
-def test_inventory_of_a_model_worth_searching_is_seeded_then_compiled_again(taken_for_cuda,
-                                                                          monkeypatch):
-    """The other side of the gate: a model worth searching gets the seed compile after its
-    first compile and profile, and is compiled again after it (the seed compile resets
-    torch.compile's state): the inventory is of that second, live compile."""
+def _profiled(bounds: dict):
+    """inventory_result faked to answer kernels with these Amdahl bounds (profiled)."""
+    def fake(ref, *a):
+        return {"kernels": [{"name": n, "category": "pointwise", "device_us": 10.0,
+                             "amdahl_bound": b, "launch": {"XBLOCK": 64, "num_warps": 4}}
+                            for n, b in bounds.items()], "seed_mode": ""}
+    return fake
+
+
+@pytest.mark.parametrize("bounds,seeded", [
+    ({"k_small": 1.002, "k_big": 1.3, "k_mid": 1.05}, ["k_big", "k_mid"]),
+    ({"k_small": 1.002}, [])])
+def test_inventory_seeds_the_kernels_worth_searching(taken_for_cuda, monkeypatch, bounds,
+                                                     seeded):
+    """With seed_min_bound only the kernels whose Amdahl bound reaches it are seeded, highest
+    first, on the model already compiled and profiled (no second compile); their seeds land
+    in the inventory; none worth searching: no seeding, and the note says why."""
     w, kdir, InProcWorker = taken_for_cuda
-    monkeypatch.setattr(inductor, "worth_seeding", lambda inv, b: True)
-    refs = []
-    real = InProcWorker._compiled_reference
+    monkeypatch.setattr(inductor, "inventory_result", _profiled(bounds))
+    asked = []
 
-    def compiled_reference(self, p):
-        ref = real(self, p)
-        if not refs or refs[-1] is not ref:
-            refs.append(ref)
-        return ref
+    def seeds(self, p, ref, names, mode, inputs):
+        assert ref is p.compiled_ref and mode == "coordinate-descent"
+        asked.append(list(names))
+        return {n: {"XBLOCK": 128, "num_warps": 4} for n in names}, ""
+    monkeypatch.setattr(InProcWorker, "_kernel_seeds", seeds)
+    inv = w("inventory", seed_mode="coordinate-descent", seed_min_bound=1.01)
+    if seeded:
+        assert asked == [seeded] and inv["seed_mode"] == "coordinate-descent", inv
+        assert "seed_note" not in inv and inv["seed_compile_s"] >= 0
+        assert sorted(k["name"] for k in inv["kernels"] if "seed_launch" in k) == sorted(seeded)
+    else:
+        assert asked == [] and inv["seed_mode"] == "" and inv["seed_compile_s"] == 0
+        assert inv["seed_note"] == ("not seeded: no kernel's Amdahl bound reaches 1.01x (none "
+                                    "is worth searching)"), inv
 
-    def seed(self, p, mode):
-        assert p.compiled_ref is None, "the seed compile ran beside a live compiled model"
-        return {}, ""
-    monkeypatch.setattr(InProcWorker, "_compiled_reference", compiled_reference)
-    monkeypatch.setattr(InProcWorker, "_seed_launches", seed)
-    inv = w("inventory", dir=str(kdir), seed_mode="coordinate-descent", seed_min_bound=1.01)
-    assert inv["seed_mode"] == "coordinate-descent" and "seed_note" not in inv, inv
-    assert len(refs) == 2 and w.worker.problem.compiled_ref is refs[1]
-    assert inv["graphs"] == 1
+
+def test_inventory_says_which_kernels_got_no_seed(taken_for_cuda, monkeypatch):
+    w, kdir, InProcWorker = taken_for_cuda
+    monkeypatch.setattr(inductor, "inventory_result", _profiled({"k0": 1.5, "k1": 1.2}))
+    monkeypatch.setattr(inductor, "kernel_seeds", lambda ref, names, inputs, mode: (
+        {"k0": {"XBLOCK": 128, "num_warps": 4}}, {"k1": "never launched by the model"}))
+    inv = w("inventory", seed_mode="coordinate-descent", seed_min_bound=1.01)
+    assert inv["seed_note"] == "k1: not seeded: never launched by the model", inv
+    assert [k["name"] for k in inv["kernels"] if "seed_launch" in k] == ["k0"]
+
+    def broken(ref, names, inputs, mode):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+    monkeypatch.setattr(inductor, "kernel_seeds", broken)
+    inv = w("inventory", seed_mode="coordinate-descent", seed_min_bound=1.01)
+    assert inv["seed_mode"] == "" and not any("seed_launch" in k for k in inv["kernels"])
+    assert inv["seed_note"] == ("coordinate-descent seeding failed: RuntimeError: CUDA error: "
+                                "an illegal memory access was encountered"), inv

@@ -236,13 +236,13 @@ def test_never_launched_kernel_is_compiled_false(tmp_path):
 
 @pytest.mark.parametrize("min_bound", [0, 1.01, 1e9])
 def test_seed_compile_and_the_kernel_set_of_a_directory(tmp_path, min_bound):
-    """inventory with seed_mode: a coordinate-descent compile runs first and any kernel it
-    configured differently carries its choice as a kgate:tune-seed line; then the problem
-    file as the candidate swaps in every changed file of kernels_dir (the final
-    re-measure's model), and an unchanged one is reported as such. With seed_min_bound
-    (kgate run passes its keep threshold) the model is compiled and profiled first, and
-    seeded (then compiled again) only when a kernel is worth searching: either way the
-    model the candidates swap into is the live one."""
+    """inventory with seed_mode: Inductor's own search (pointwise autotuning, coordinate
+    descent) runs on a copy of each kernel worth searching, on its own call-site arguments,
+    and any kernel it configured differently carries its choice as a kgate:tune-seed line;
+    then the problem file as the candidate swaps in every changed file of kernels_dir (the
+    final re-measure's model), and an unchanged one is reported as such. With
+    seed_min_bound (kgate run passes its keep threshold) only the kernels whose Amdahl bound
+    reaches it are seeded, none at 1e9."""
     w, kdir = _compiled_worker(tmp_path, PROBLEM)
     try:
         extra = {"seed_min_bound": min_bound} if min_bound else {}
@@ -254,6 +254,8 @@ def test_seed_compile_and_the_kernel_set_of_a_directory(tmp_path, min_bound):
         elif min_bound == 0 or inv["seed_mode"]:
             assert inv["seed_mode"] == "coordinate-descent", inv.get("seed_note")
             assert inv["seed_compile_s"] > 0, inv
+            # every kernel's copy loaded, autotuned and descended on the GPU
+            assert "seed_note" not in inv, inv["seed_note"]
         for k in inv["kernels"]:
             text = (kdir / k["file"]).read_text()
             if "seed_launch" in k:

@@ -1342,7 +1342,7 @@ TEST_F(CompiledRun, AReferenceModeThatGaveNoTimeIsRecordedWithItsReason) {
 // worker reports.
 TEST(CompiledInventory, CostNamesTheWorkersParts) {
   EXPECT_EQ(suite::inventory_cost(json{{"seed_compile_s", 5.14}, {"compile_s", 4.2}, {"profile_s", 3.0}}, 12.5),
-            " (inventory 12.5 s with the worker's start and the problem's load: seed compile 5.1 s, compile 4.2 s, "
+            " (inventory 12.5 s with the worker's start and the problem's load: seeding 5.1 s, compile 4.2 s, "
             "profile 3.0 s)");
   EXPECT_EQ(suite::inventory_cost(json{{"profile_s", 0.25}}, 1.0),
             " (inventory 1.0 s with the worker's start and the problem's load: profile 0.2 s)");

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import copy
 import math
 import os
 import re
@@ -30,11 +31,12 @@ from . import lint, source, templates
 INVENTORY_VERSION = 1
 COMPILE_MODES = {"default": None,
                  "max-autotune-no-cudagraphs": "max-autotune-no-cudagraphs"}
-# Compiles whose launch configs seed the tuner: Inductor's own extra search over its
-# pointwise/reduction kernels (what max-autotune-no-cudagraphs does to them, without its
-# GEMM template benchmarking, which takes minutes and yields no seeds).
-SEED_MODES = {"coordinate-descent": {"coordinate_descent_tuning": True,
-                                     "max_autotune_pointwise": True}}
+# Inductor's own extra search over one kernel, switched on in that kernel's inductor_meta:
+# pointwise autotuning over its wider config list, then coordinate descent from the best
+# of them -- what max-autotune-no-cudagraphs does to a pointwise or reduction kernel,
+# without its GEMM template benchmarking (minutes, and no seeds). Its choice seeds the tuner.
+SEED_MODES = {"coordinate-descent": {"max_autotune_pointwise": True,
+                                     "coordinate_descent_tuning": True}}
 KERNEL_CHECK_TOL = 1e-2
 
 _PREFIX_CATEGORY = {"poi": "pointwise", "red": "reduction", "per": "persistent_reduction",
@@ -229,50 +231,71 @@ def jit_function(tree: ast.Module) -> ast.FunctionDef | None:
     return (decorated or found or [None])[-1]
 
 
-def program_key(kernel_source: str) -> str | None:
-    """The kernel's program (its jit function, name and decorators aside), to tell whether
-    two compiles generated the same kernel; None when it does not parse."""
-    try:
-        fn = jit_function(ast.parse(kernel_source))
-    except SyntaxError:
-        return None
-    if fn is None:
-        return None
-    return ast.dump(fn.args) + "\n" + "\n".join(ast.dump(st) for st in fn.body)
-
-
-def seed_launches(ref: "CompiledReference") -> dict:
-    """program_key -> the launch config `ref` (another compile mode) picked for it."""
-    out = {}
-    for name, k in ref.kernels.items():
-        key = program_key(k.source)
-        launch = ref.entries.get(name, {}).get("launch")
-        if key is not None and launch:
-            out[key] = launch
-    return out
-
-
 def launch_params(fn: ast.FunctionDef) -> list[str]:
     """The parameters a call site passes: every non-constexpr parameter, in order."""
     return [a.arg for a in fn.args.args if not _is_constexpr(a.annotation)]
 
 
-def inductor_meta(tree: ast.Module) -> dict:
-    """The literal `inductor_meta={...}` of the kernel's heuristics decorator ({} when it
-    is not a literal)."""
+def _inductor_meta_node(tree: ast.Module) -> ast.expr | None:
+    """The `inductor_meta=` argument of the kernel's heuristics decorator, if any."""
     fn = jit_function(tree)
-    if fn is None:
-        return {}
-    for dec in fn.decorator_list:
+    for dec in (fn.decorator_list if fn is not None else []):
         if isinstance(dec, ast.Call):
             for kw in dec.keywords:
                 if kw.arg == "inductor_meta":
-                    try:
-                        v = ast.literal_eval(kw.value)
-                    except (ValueError, SyntaxError, TypeError):
-                        return {}
-                    return v if isinstance(v, dict) else {}
-    return {}
+                    return kw.value
+    return None
+
+
+class _EmptySets(ast.NodeTransformer):
+    """`set()` (how Inductor writes an empty set, e.g. autotune_hints) as a literal."""
+
+    def visit_Call(self, node: ast.Call):
+        if (isinstance(node.func, ast.Name) and node.func.id == "set" and not node.args
+                and not node.keywords):
+            return ast.copy_location(ast.Set(elts=[]), node)
+        return self.generic_visit(node)
+
+
+def _literal_dict(node: ast.expr | None) -> dict | None:
+    try:
+        v = ast.literal_eval(_EmptySets().visit(copy.deepcopy(node))) if node is not None else None
+    except (ValueError, SyntaxError, TypeError):
+        return None
+    return v if isinstance(v, dict) else None
+
+
+def inductor_meta(tree: ast.Module) -> dict:
+    """The literal `inductor_meta={...}` of the kernel's heuristics decorator ({} when it
+    is not a literal)."""
+    return _literal_dict(_inductor_meta_node(tree)) or {}
+
+
+def with_inductor_meta(kernel_source: str, extra: dict) -> str | None:
+    """The kernel's source with the entries of `extra` appended to its decorator's
+    `inductor_meta={...}` display, where they override the kernel's own (None when it has
+    none): a copy of the kernel that runs with Inductor options its compile did not have.
+    The heuristics decorator reads them from there when the module loads (the config list)
+    and on the first launch (autotuning, coordinate descent)."""
+    try:
+        tree = ast.parse(kernel_source)
+    except SyntaxError:
+        return None
+    node = _inductor_meta_node(tree)
+    if not isinstance(node, ast.Dict):
+        return None
+    raw = kernel_source.encode()
+    starts = [0]
+    for line in raw.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    items = ", ".join(f"{k!r}: {v!r}" for k, v in extra.items())
+    # ast's columns are UTF-8 byte offsets; a later key of a dict display wins
+    if node.values:
+        last = node.values[-1]
+        at, text = starts[last.end_lineno - 1] + last.end_col_offset, ", " + items
+    else:
+        at, text = starts[node.lineno - 1] + node.col_offset + 1, items
+    return (raw[:at] + text.encode() + raw[at:]).decode()
 
 
 def call_site_names(kernel_source: str, nargs: int | None = None) -> list[str]:
@@ -609,22 +632,31 @@ def describe_value(v) -> dict:
     return {"value": repr(v)}
 
 
-class _Tap:
-    """Stands in for a kernel global for one model call: records the metadata of the
-    first launch's arguments, then launches the real kernel."""
+class _StandIn:
+    """Stands in for the kernel global NAME of a wrapper module for one model call: the
+    wrapper calls its `run`; any other attribute is `kernel`'s."""
 
-    def __init__(self, name: str, kernel, sink: dict):
-        self.name, self.kernel, self.sink = name, kernel, sink
-
-    def run(self, *args, **kwargs):
-        if self.name not in self.sink:
-            self.sink[self.name] = [describe_value(a) for a in args]
-        return self.kernel.run(*args, **kwargs)
+    def __init__(self, name: str, kernel):
+        self.name, self.kernel = name, kernel
 
     def __getattr__(self, attr):
         if attr == "kernel":  # not set yet (copy, pickle): no recursion
             raise AttributeError(attr)
         return getattr(self.kernel, attr)
+
+
+class _Tap(_StandIn):
+    """Records the metadata of the first launch's arguments, then launches the real
+    kernel."""
+
+    def __init__(self, name: str, kernel, sink: dict):
+        super().__init__(name, kernel)
+        self.sink = sink
+
+    def run(self, *args, **kwargs):
+        if self.name not in self.sink:
+            self.sink[self.name] = [describe_value(a) for a in args]
+        return self.kernel.run(*args, **kwargs)
 
 
 def live_launch(kernel) -> dict:
@@ -661,12 +693,7 @@ class CompiledReference:
         import torch._dynamo
         self.device = device
         torch._dynamo.reset()
-        if compile_mode in SEED_MODES:
-            self.compiled = torch.compile(model, options=dict(SEED_MODES[compile_mode]),
-                                          dynamic=False)
-        else:
-            self.compiled = torch.compile(model, mode=COMPILE_MODES[compile_mode],
-                                          dynamic=False)
+        self.compiled = torch.compile(model, mode=COMPILE_MODES[compile_mode], dynamic=False)
         try:
             self.graphs = capture_compile(self.compiled, inputs)
         except (Exception, SystemExit) as e:
@@ -858,33 +885,24 @@ def fill_bandwidth(e: dict, copy_bw_gbps: float) -> None:
         e["bandwidth_fraction"], e["amdahl_bound"] = 0.0, 1.0
 
 
-def worth_seeding(inv: dict, min_bound: float) -> bool:
-    """Whether a model's kernels are worth a seed compile: some kernel's Amdahl bound
-    reaches `min_bound` (the keep threshold the plan searches by), or the profile gave no
-    times to tell. A model without Triton kernels never is."""
-    kernels = inv.get("kernels") or []
-    if not kernels:
-        return False
-    if not any(k.get("device_us", 0.0) > 0 for k in kernels):
-        return True
-    return any(k.get("amdahl_bound", 0.0) <= 0 or k.get("amdahl_bound", 0.0) >= min_bound
-               for k in kernels)
+def seed_targets(inv: dict, min_bound: float) -> list[str]:
+    """The kernels worth Inductor's extra search, highest Amdahl bound first: those whose
+    bound reaches `min_bound` (the keep threshold the plan searches by; 0: all of them),
+    or all of them when the profile gave no times to tell. GEMM/conv templates are never
+    seeded (coordinate descent leaves them as they are)."""
+    kernels = [k for k in inv.get("kernels") or [] if k.get("category") != "template"]
+    if min_bound > 0 and any(k.get("device_us", 0.0) > 0 for k in kernels):
+        kernels = [k for k in kernels
+                   if k.get("amdahl_bound", 0.0) <= 0 or k.get("amdahl_bound", 0.0) >= min_bound]
+    return [k["name"] for k in sorted(kernels, key=lambda k: -k.get("amdahl_bound", 0.0))]
 
 
 def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
-                     profile: bool, iters: int, inputs: list, copy_bw_gbps: float,
-                     out_dir: str, seeds: dict | None = None, seed_mode: str = "") -> dict:
-    """The `inventory` op's answer (and the kernel files, when out_dir is set). `seeds`
-    (seed_launches of a `seed_mode` compile) give each kernel whose program that compile
-    also generated its launch config there, as `seed_launch` and a kgate:tune-seed line."""
+                     profile: bool, iters: int, inputs: list, copy_bw_gbps: float) -> dict:
+    """The `inventory` op's answer, profiled (its kernel files: write_kernel_files)."""
     torch = _torch()
     from .worker import _triton_version
-    import copy
     entries = [copy.deepcopy(ref.entries[n]) for n in ref.kernels]
-    for e in entries:
-        launch = (seeds or {}).get(program_key(ref.kernels[e["name"]].source))
-        if launch and seed_point(e.get("launch", {}), launch):
-            e["seed_launch"], e["seed_mode"] = launch, seed_mode
     externs, other = [], []
     for i, pw in enumerate(ref.parsed):
         externs += [{"name": x["name"], "kind": x["kind"], "graph": i, "calls": x["calls"],
@@ -897,14 +915,6 @@ def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
         owners, total = profile_model(ref.compiled, inputs, iters)
         apply_profile(entries, externs, owners, total, copy_bw_gbps)
     profile_s = time.perf_counter() - t0
-    if out_dir:
-        os.makedirs(out_dir, exist_ok=True)
-        for e in entries:
-            e["file"] = f"{e['name']}.py"
-            with open(os.path.join(out_dir, e["file"]), "w", encoding="utf-8") as f:
-                f.write(kernel_file_text(e, ref.kernels[e["name"]].source))
-        write_template_offers(entries, out_dir, _device_limits(device),
-                              {n: ref.kernels[n].source for n in ref.kernels})
     tri = sum(e["share"] for e in entries)
     ext = sum(x["share"] for x in externs)
     return {"inventory_version": INVENTORY_VERSION,
@@ -915,7 +925,34 @@ def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
             "profile_s": round(profile_s, 3),
             "triton_share": round(float(tri), 6), "extern_share": round(float(ext), 6),
             "no_triton_reason": ref.no_triton_reason(),
-            "seed_mode": seed_mode if seeds is not None else ""}
+            "seed_mode": ""}
+
+
+def apply_seeds(inv: dict, seeds: dict, seed_mode: str) -> int:
+    """Each kernel of the inventory that `seeds` (NAME -> launch config) configures
+    otherwise than its own compile did gets it as `seed_launch` (its file then carries a
+    kgate:tune-seed line). Returns how many did."""
+    n = 0
+    for e in inv.get("kernels", []):
+        launch = seeds.get(e["name"])
+        if launch and seed_point(e.get("launch", {}), launch):
+            e["seed_launch"], e["seed_mode"] = launch, seed_mode
+            n += 1
+    inv["seed_mode"] = seed_mode
+    return n
+
+
+def write_kernel_files(inv: dict, ref: CompiledReference, out_dir: str, device: str) -> None:
+    """One file per kernel of the inventory in out_dir (each entry's `file`), and the
+    template offers beside them."""
+    os.makedirs(out_dir, exist_ok=True)
+    entries = inv.get("kernels", [])
+    for e in entries:
+        e["file"] = f"{e['name']}.py"
+        with open(os.path.join(out_dir, e["file"]), "w", encoding="utf-8") as f:
+            f.write(kernel_file_text(e, ref.kernels[e["name"]].source))
+    write_template_offers(entries, out_dir, _device_limits(device),
+                          {n: ref.kernels[n].source for n in ref.kernels})
 
 
 def _device_limits(device: str) -> dict:
@@ -1160,7 +1197,7 @@ class Screen:
     time_pair: Callable[[Callable, Callable], dict]
 
 
-class _Probe:
+class _Probe(_StandIn):
     """An override during the trial call: counts launches and, on the first launch, runs
     the original kernel on stride-preserving clones of the arguments and compares every
     tensor argument after both (the kernel-level check); with a screen, it then times the
@@ -1168,7 +1205,7 @@ class _Probe:
 
     def __init__(self, name: str, kernel, swapped_ref: list, arg_names: list, check: bool,
                  screen: Screen | None = None):
-        self.name, self.kernel = name, kernel
+        super().__init__(name, kernel)
         self.swapped_ref = swapped_ref
         self.arg_names = arg_names
         self.check = check
@@ -1226,11 +1263,6 @@ class _Probe:
                          "against": "kept" if self.screen.best is not None else "inductor",
                          "best_us": float(t["best_us"]), "candidate_us": float(t["candidate_us"]),
                          "samples": int(t["samples"])}
-
-    def __getattr__(self, attr):
-        if attr == "kernel":  # not set yet (copy, pickle): no recursion
-            raise AttributeError(attr)
-        return getattr(self.kernel, attr)
 
 
 def _clone_strided(x):
@@ -1347,3 +1379,78 @@ def trial(ref: CompiledReference, overrides: list, inputs: list, check: bool,
                        "(first model call)")
     screened = next((p.screened for p in probes.values() if p.screened is not None), None)
     return results, log, screened
+
+
+class _Seeder(_StandIn):
+    """A kernel global during the seeding call (kernel: the kernel's copy with Inductor's
+    extra search on). On the kernel's first launch the copy runs on stride-preserving clones
+    of the arguments -- it autotunes and descends there, on the real shapes and strides --
+    then the model's own kernel runs on the arguments."""
+
+    def __init__(self, name: str, kernel, swapped_ref: list):
+        super().__init__(name, kernel)
+        self.swapped_ref = swapped_ref
+        self.launch: dict = {}
+        self.error = ""
+
+    def run(self, *args, **kwargs):
+        if not self.launch and not self.error:
+            torch = _torch()
+            clones = None
+            try:
+                clones = [_clone_strided(a) if isinstance(a, torch.Tensor) else a for a in args]
+                self.kernel.run(*clones, **kwargs)
+                self.launch = live_launch(self.kernel)
+                self.error = "" if self.launch else "it has no launch config to read"
+            except torch.cuda.OutOfMemoryError:
+                torch.cuda.empty_cache()
+                self.error = "out of device memory for the argument clones"
+            except Exception as e:  # a config that does not compile or launch: no seed
+                self.error = source.exception_message(e)
+            del clones
+        return self.swapped_ref[0].active[self.name].run(*args, **kwargs)
+
+
+def kernel_seeds(ref: CompiledReference, names: list, inputs: list, seed_mode: str,
+                 modules: Callable[[], list] = _code_cache_modules) -> tuple[dict, dict]:
+    """Inductor's own extra search (SEED_MODES[seed_mode]) on each kernel of `names`, in
+    one model call: a copy of the kernel with those options in its inductor_meta runs at the
+    kernel's first launch on clones of its arguments (the model's kernels, buffers and
+    output are left as they are). Returns (NAME -> the launch config the search chose,
+    NAME -> why a kernel got none)."""
+    torch = _torch()
+    PyCodeCache = _private("PyCodeCache.load", lambda: __import__(
+        "torch._inductor.codecache", fromlist=["PyCodeCache"]).PyCodeCache)
+    holder: list = []
+    seeders, why = {}, {}
+    for n in names:
+        text = with_inductor_meta(ref.kernels[n].source, SEED_MODES[seed_mode])
+        if text is None:
+            why[n] = "its source has no literal inductor_meta"
+            continue
+        tree = ast.parse(text)
+        fn = jit_function(tree)
+        try:
+            mod = _load_module(Override(n, f"{n} ({seed_mode} copy)", text, tree), PyCodeCache)
+        except CompileFailure as e:
+            why[n] = e.log.splitlines()[0] if e.log else "its copy did not load"
+            continue
+        tuner = getattr(mod, fn.name, None) if fn is not None else None
+        if tuner is None or not hasattr(tuner, "run"):
+            why[n] = "its copy defines no kernel Inductor can launch"
+            continue
+        seeders[n] = _Seeder(n, tuner, holder)
+    if seeders:
+        sm = SwappedModel(ref.compiled, seeders, modules)
+        holder.append(sm)
+        with torch.no_grad():
+            sm(*inputs)
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+    seeds = {}
+    for n, sd in seeders.items():
+        if sd.launch:
+            seeds[n] = sd.launch
+        else:
+            why[n] = sd.error or "never launched by the model"
+    return seeds, why

@@ -1021,77 +1021,63 @@ class Worker:
         iters = param(params, "profile_iters", "int", 5)
         if iters < 1:
             raise bad_request("profile_iters must be >= 1")
-        from .inductor import SEED_MODES, inventory_result, worth_seeding
+        from .inductor import (SEED_MODES, apply_seeds, inventory_result, seed_targets,
+                               write_kernel_files)
         seed_mode = param(params, "seed_mode", "str", "")
         if seed_mode and seed_mode not in SEED_MODES:
             raise bad_request(f"unknown seed_mode '{seed_mode}' (expected "
                               f"{' or '.join(SEED_MODES)})")
-        # > 0: seed only a model with a kernel worth searching (an Amdahl bound at least
-        # this, or no profile to tell): the seed compile is most of an inventory's time.
+        # > 0: seed only the kernels worth searching (an Amdahl bound at least this, or no
+        # profile to tell): each seeded kernel costs its own autotuning and descent.
         seed_min_bound = param(params, "seed_min_bound", "num", 0.0)
         p = self._need_problem()
         bw = float((self.device_info or {}).get("copy_bandwidth_gbps") or 0.0)
-        kdir = os.path.abspath(out_dir) if out_dir else ""
-        seeds, seed_note = None, ""
-        seed_s = compile_s = 0.0
-
-        def compiled_inventory(seeds=None, seed_mode=""):
-            nonlocal compile_s
-            t0 = time.perf_counter()
-            ref = self._compiled_reference(p)
-            compile_s += time.perf_counter() - t0
-            return inventory_result(ref, p.compile_mode, self.device.type, profile, iters,
-                                    self.draw_inputs(MODEL_SEED, "problem"), bw, kdir, seeds,
-                                    seed_mode)
-
-        def answer(res: dict, note: str) -> dict:
+        t0 = time.perf_counter()
+        ref = self._compiled_reference(p)
+        compile_s = time.perf_counter() - t0
+        inputs = self.draw_inputs(MODEL_SEED, "problem")
+        res = inventory_result(ref, p.compile_mode, self.device.type, profile, iters, inputs, bw)
+        res["compile_s"] = round(compile_s, 3)
+        res["seed_compile_s"] = 0.0
+        if seed_mode:
+            note = ""
+            if not self.cuda:
+                note = "no Triton kernels to seed on the CPU"
+            elif not res["kernels"]:
+                note = "not seeded: torch.compile generated no Triton kernels"
+            else:
+                names = seed_targets(res, seed_min_bound)
+                if not names:
+                    note = (f"not seeded: no kernel's Amdahl bound reaches {seed_min_bound:g}x "
+                            "(none is worth searching)")
+                else:
+                    t0 = time.perf_counter()
+                    seeds, note = self._kernel_seeds(p, ref, names, seed_mode, inputs)
+                    res["seed_compile_s"] = round(time.perf_counter() - t0, 3)
+                    if seeds is not None:
+                        apply_seeds(res, seeds, seed_mode)
             if note:
                 res["seed_note"] = note
-            # Where the inventory's time went (the rest of it is the profile, its own field).
-            res["seed_compile_s"] = round(seed_s, 3)
-            res["compile_s"] = round(compile_s, 3)
-            return res
+        if out_dir:
+            write_kernel_files(res, ref, os.path.abspath(out_dir), self.device.type)
+        return res
 
-        if seed_mode and p.compiled_ref is None and self.cuda and seed_min_bound > 0 and profile:
-            res = compiled_inventory()
-            if not worth_seeding(res, seed_min_bound):
-                return answer(res, f"not seeded: no kernel's Amdahl bound reaches "
-                                   f"{seed_min_bound:g}x (none is worth searching)")
-            # The seed compile resets torch.compile's state, which leaves this model's
-            # captured wrappers stale: it is compiled again after (a cache hit).
-            del res
-            p.compiled_ref = None
-            self.sync()
-        if seed_mode and p.compiled_ref is None and self.cuda:
-            # Before the model's own compile: a later torch._dynamo.reset() would leave the
-            # compiled reference's captured wrappers stale.
-            t0 = time.perf_counter()
-            seeds, seed_note = self._seed_launches(p, seed_mode)
-            seed_s = time.perf_counter() - t0
-        elif seed_mode:
-            seed_note = ("no Triton kernels to seed on the CPU" if not self.cuda else
-                         "not seeded: torch.compile's model was compiled before the inventory")
-        return answer(compiled_inventory(seeds, seed_mode if seeds is not None else ""),
-                      seed_note)
-
-    def _seed_launches(self, p: Problem, seed_mode: str) -> tuple:
-        """program -> launch config of a `seed_mode` compile of the model (dropped after),
-        and a note when it failed (no seeds then; the search starts from Inductor's own)."""
-        from .inductor import CompiledReference, seed_launches
-        ref = CompiledReference()
+    def _kernel_seeds(self, p: Problem, ref, names: list, seed_mode: str,
+                      inputs: list) -> tuple:
+        """(NAME -> the launch config Inductor's own extra search picks for it, for each
+        kernel of `names`; a note of the kernels that got none), or (None, why) when the
+        seeding call failed: the search then starts from Inductor's own configs."""
+        from .inductor import kernel_seeds
         t0 = time.perf_counter()
-        with torch.no_grad():
-            m = p.new_model(p.module.Model, self.device)
-            m.load_state_dict(p.master)
-            ref.build(m, self.draw_inputs(MODEL_SEED, "problem"), seed_mode, self.device.type)
-        self.sync()
-        if ref.error:
-            return None, f"{seed_mode} compile failed: {ref.error}"
-        seeds = seed_launches(ref)
-        del ref, m
-        _log(f"{p.path}: {seed_mode} compile for tuner seeds: {len(seeds)} kernel(s) in "
-             f"{time.perf_counter() - t0:.1f} s")
-        return seeds, ""
+        try:
+            seeds, why = kernel_seeds(ref, names, inputs, seed_mode)
+        except Exception as e:
+            self.sync()
+            return None, f"{seed_mode} seeding failed: {source.exception_message(e)}"
+        _log(f"{p.path}: {seed_mode} on {len(names)} kernel(s) for tuner seeds: "
+             f"{len(seeds)} configured in {time.perf_counter() - t0:.1f} s")
+        note = "; ".join(f"{n}: not seeded: {w}" for n, w in why.items())
+        return seeds, note
 
     # ---- compile --------------------------------------------------------------------
     def compile(self, params: dict) -> dict:
