@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Bump when the translation-unit layout or flags change meaning, so old objects are unused.
-constexpr const char* kCacheKeyVersion = "kgate-host-cc-v1";
+constexpr const char* kCacheKeyVersion = "kgate-host-cc-v2";  // v2: every header under kgate/
 
 std::vector<std::string> split_ws(const std::string& s) {
   std::vector<std::string> out;
@@ -132,13 +132,14 @@ HostCompileOutput HostCompiler::compile(const HostCompileRequest& req) {
   for (const auto& [name, value] : req.defines) flags.push_back("-D" + name + "=" + value);
 
   // The key covers everything that changes the object: the text, the flags (defines
-  // included), the compiler, and the ABI header the text includes.
+  // included), the compiler, and kgate's headers (kernel.h and the starter helpers: every
+  // file under kgate/, by name and content).
   std::string key = kCacheKeyVersion;
   key += '\0';
   for (const auto& c : cxx_) key += c + '\0';
   key += version_ + '\0';
   for (const auto& f : flags) key += f + '\0';
-  key += core::read_file(inc + "/kgate/kernel.h").bytes + '\0';
+  key += kgate_headers(inc) + '\0';
   key += req.text;
   key += '\0' + local_includes(req.source_dir, req.text);
   std::string hash = core::git_blob_id(key);

@@ -22,7 +22,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cmake --install "$BUILD" --prefix "$T/stage" >"$T/install.log" 2>&1 || { cat "$T/install.log"; fail "cmake --install"; }
 mv "$T/stage" "$T/kgate"
 P="$T/kgate"
-for f in bin/kgate bin/kgate-native include/kgate/kernel.h share/kgate/python/kgate_worker/__main__.py \
+for f in bin/kgate bin/kgate-native include/kgate/kernel.h include/kgate/starter_host.h include/kgate/starter_cuda.cuh share/kgate/python/kgate_worker/__main__.py \
          share/kgate/configs/gpus/cpu.yaml share/kgate/kernelbench/native/softmax.yaml \
          share/kgate/ci/nightly.yml share/kgate/ci/actionlint.yaml; do
   [ -e "$P/$f" ] || fail "the install has no $f"

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "core/file_io.h"
 #include "native/source_key.h"
@@ -77,6 +79,73 @@ TEST(NativeHostCompiler, EditingAnIncludedHeaderRebuilds) {
   EXPECT_NE(edited.so_path, first.so_path);
   fs::remove_all(cache);
   fs::remove_all(src);
+}
+
+TEST(NativeSourceKey, KgateHeadersAreEveryFileUnderKgateSortedByName) {
+  fs::path inc = testing::make_temp_dir("kinc");
+  EXPECT_EQ(kgate_headers(inc.string()), "");  // no kgate/ folder
+  write_text(inc / "kgate" / "starter_host.h", "int host;\n");
+  write_text(inc / "kgate" / "kernel.h", "int abi;\n");
+  write_text(inc / "kgate" / "sub" / "x.cuh", "int x;\n");
+  write_text(inc / "other" / "ignored.h", "int ignored;\n");  // outside kgate/
+  const std::string key = kgate_headers(inc.string());
+  using namespace std::string_literals;
+  EXPECT_EQ(key, "kgate/kernel.h\0int abi;\n\0"s
+                 "kgate/starter_host.h\0int host;\n\0"s
+                 "kgate/sub/x.cuh\0int x;\n\0"s);
+  // A second header's bytes, and its name, are part of it.
+  write_text(inc / "kgate" / "starter_host.h", "int host2;\n");
+  EXPECT_NE(kgate_headers(inc.string()), key);
+  write_text(inc / "kgate" / "starter_host.h", "int host;\n");
+  EXPECT_EQ(kgate_headers(inc.string()), key);
+  fs::rename(inc / "kgate" / "starter_host.h", inc / "kgate" / "starter_host2.h");
+  EXPECT_NE(kgate_headers(inc.string()), key);
+  fs::remove_all(inc);
+}
+
+// KGATE_INCLUDE_DIR set for one scope, restored after.
+class ScopedIncludeDir {
+ public:
+  explicit ScopedIncludeDir(const std::string& dir) {
+    if (const char* e = std::getenv("KGATE_INCLUDE_DIR")) old_ = e;
+    ::setenv("KGATE_INCLUDE_DIR", dir.c_str(), 1);
+  }
+  ~ScopedIncludeDir() {
+    if (old_) ::setenv("KGATE_INCLUDE_DIR", old_->c_str(), 1);
+    else ::unsetenv("KGATE_INCLUDE_DIR");
+  }
+
+ private:
+  std::optional<std::string> old_;
+};
+
+TEST(NativeHostCompiler, EditingASecondKgateHeaderMissesTheCache) {
+  // A shared starter helper (kgate/starter_host.h) edited under a persistent cache: the
+  // candidate must be rebuilt, even one that does not include the edited header.
+  fs::path inc = testing::make_temp_dir("kinc");
+  fs::create_directories(inc / "kgate");
+  fs::copy_file(fs::path(HostCompiler::include_dir()) / "kgate" / "kernel.h", inc / "kgate" / "kernel.h");
+  write_text(inc / "kgate" / "helper.h", "#define HELPER 1\n");
+  std::string cache = testing::make_temp_dir("hc");
+  {
+    ScopedIncludeDir scoped(inc.string());
+    HostCompiler cc;
+    auto first = cc.compile(request(cache, kOk));
+    ASSERT_TRUE(first.ok) << first.log;
+    EXPECT_FALSE(first.cache_hit);
+    EXPECT_TRUE(cc.compile(request(cache, kOk)).cache_hit);
+    write_text(inc / "kgate" / "helper.h", "#define HELPER 2\n");
+    auto edited = cc.compile(request(cache, kOk));
+    ASSERT_TRUE(edited.ok) << edited.log;
+    EXPECT_FALSE(edited.cache_hit);
+    EXPECT_NE(edited.so_path, first.so_path);
+    write_text(inc / "kgate" / "another.h", "\n");  // a new header counts too
+    auto added = cc.compile(request(cache, kOk));
+    ASSERT_TRUE(added.ok) << added.log;
+    EXPECT_FALSE(added.cache_hit);
+  }
+  fs::remove_all(cache);
+  fs::remove_all(inc);
 }
 
 TEST(NativeHostCompiler, CompilesThenHitsTheCache) {

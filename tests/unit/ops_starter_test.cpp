@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -67,7 +68,8 @@ kgate_tensor describe(HostTensor& t) {
 }
 
 // Compiles every starter (and knob variant) once per process, in parallel; a .so newer
-// than its source and kernel.h is reused, so re-running the suite does not recompile.
+// than its source and every header under kgate/ (kernel.h, the starter helpers) is reused,
+// so re-running the suite does not recompile.
 const std::map<std::string, std::vector<Lib>>& starter_libs() {
   static const std::map<std::string, std::vector<Lib>> libs = [] {
     std::map<std::string, std::vector<Lib>> out_libs;
@@ -75,6 +77,10 @@ const std::map<std::string, std::vector<Lib>>& starter_libs() {
     fs::create_directories(out);
     std::string script;
     std::vector<std::pair<std::string, fs::path>> wanted;
+    // The newest of kgate's headers (kernel.h and the starter helpers the starters include).
+    fs::file_time_type headers_time = fs::file_time_type::min();
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(KGATE_SOURCE_DIR) / "harness" / "include" / "kgate"))
+      if (e.is_regular_file()) headers_time = std::max(headers_time, e.last_write_time());
     for (const std::string& id : problem_ids()) {
       const YAML::Node y = YAML::LoadFile((kNative / (id + ".yaml")).string());
       const fs::path src = kNative / y["starters"]["host"].as<std::string>();
@@ -85,9 +91,8 @@ const std::map<std::string, std::vector<Lib>>& starter_libs() {
         const fs::path so = out / (id + "_" + std::to_string(v) + ".so");
         wanted.emplace_back(id + " " + variants[v].first, so);
         std::error_code ec;
-        const fs::path abi = fs::path(KGATE_SOURCE_DIR) / "harness" / "include" / "kgate" / "kernel.h";
         if (fs::exists(so) && fs::last_write_time(so, ec) > fs::last_write_time(src, ec) &&
-            fs::last_write_time(so, ec) > fs::last_write_time(abi, ec))
+            fs::last_write_time(so, ec) > headers_time)
           continue;
         script += "rm -f " + so.string() + "; c++ -O2 -shared -fPIC -I " + (fs::path(KGATE_SOURCE_DIR) / "harness" / "include").string() +
                   variants[v].second + " -o " + so.string() + ".tmp " + src.string() + " > " + so.string() +

@@ -125,19 +125,20 @@ protocol::CompileResult CudaCompiler::compile(const std::string& source_path,
       return result;
     }
   }
-  core::ReadResult header = core::read_file(settings_.include_dir + "/kgate/kernel.h");
-  if (!header.ok())
+  if (!core::read_file(settings_.include_dir + "/kgate/kernel.h").ok())
     throw InfraError("cannot read " + settings_.include_dir +
                      "/kgate/kernel.h (set KGATE_INCLUDE_DIR to kgate's harness/include)");
 
   // Everything that decides the binary goes into the key. The source path is not part of
-  // it (the same text under another name is the same binary); headers the candidate
-  // includes from beside itself are, by content.
+  // it (the same text under another name is the same binary); kgate's headers (every file
+  // under kgate/: kernel.h and the starter helpers) and the headers the candidate includes
+  // from beside itself are, by name and content. v2: every header under kgate/, not only
+  // kernel.h.
   std::vector<std::string> args = arguments("<source>", defines);
-  std::string key = "kgate-cuda-v1\n";
+  std::string key = "kgate-cuda-v2\n";
   for (const std::string& a : args) key += a + "\n";
   key += "arch=" + settings_.arch + "\n" + nvcc_version() + "\n";
-  key += header.bytes + "\n---\n" + source;
+  key += kgate_headers(settings_.include_dir) + "\n---\n" + source;
   key += "\n---\n" + local_includes(fs::path(source_path).parent_path().string(), source);
   std::string hash = core::git_blob_id(key);
 

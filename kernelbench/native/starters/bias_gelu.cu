@@ -12,35 +12,9 @@
 #ifndef VEC
 #define VEC 8
 #endif
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+#include "kgate/starter_cuda.cuh"
 
-#include <math.h>
-
-#include "kgate/kernel.h"
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T v[V]; };
-
-static bool contiguous(const kgate_tensor& t) {
-  int64_t expect = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != expect) return false;
-    expect *= t.shape[d];
-  }
-  return true;
-}
-
-static bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+using namespace kgate::starter;
 
 __device__ __forceinline__ float gelu_tanh(float u) {
   // 0.5 u (1 + tanh(z)) = u / (1 + exp(-2 z)); exp2 of -2 z log2(e). Where exp overflows

@@ -5,31 +5,13 @@
 #include <cmath>
 #include <vector>
 
-#include "kgate/kernel.h"
+#include "kgate/starter_host.h"
+
+using namespace kgate::starter;
 
 namespace {
 
 bool supported(kgate_dtype d) { return d == KGATE_F16 || d == KGATE_BF16 || d == KGATE_F32 || d == KGATE_F64; }
-
-double load(const kgate_tensor& t, int64_t i) {
-  switch (t.dtype) {
-    case KGATE_F16: return kgate_f16_to_f32(static_cast<const uint16_t*>(t.data)[i]);
-    case KGATE_BF16: return kgate_bf16_to_f32(static_cast<const uint16_t*>(t.data)[i]);
-    case KGATE_F32: return static_cast<const float*>(t.data)[i];
-    case KGATE_F64: return static_cast<const double*>(t.data)[i];
-    default: return 0;
-  }
-}
-
-void store(kgate_tensor& t, int64_t i, double v) {
-  switch (t.dtype) {
-    case KGATE_F16: static_cast<uint16_t*>(t.data)[i] = kgate_f32_to_f16(static_cast<float>(v)); return;
-    case KGATE_BF16: static_cast<uint16_t*>(t.data)[i] = kgate_f32_to_bf16(static_cast<float>(v)); return;
-    case KGATE_F32: static_cast<float*>(t.data)[i] = static_cast<float>(v); return;
-    case KGATE_F64: static_cast<double*>(t.data)[i] = v; return;
-    default: return;
-  }
-}
 
 }  // namespace
 

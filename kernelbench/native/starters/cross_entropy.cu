@@ -26,90 +26,13 @@
 static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
 static_assert(ROW_PACKS >= 1 && ROW_PACKS <= 16, "ROW_PACKS must be in [1, 16]");
 static_assert(MAX_BLOCKS >= 1 && MAX_BLOCKS <= 1024, "MAX_BLOCKS must be in [1, 1024]");
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+#include "kgate/starter_cuda.cuh"
 
-#include <math.h>
-
-#include "kgate/kernel.h"
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T v[V]; };
-
-static bool contiguous(const kgate_tensor& t) {
-  int64_t expect = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != expect) return false;
-    expect *= t.shape[d];
-  }
-  return true;
-}
-
-static bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
+using namespace kgate::starter;
 
 // One partial loss per block of kernel 1 (module-global: no allocation per call, so the
 // call can be captured into a CUDA graph).
 __device__ float g_partials[MAX_BLOCKS];
-
-constexpr float kLog2e = 1.4426950408889634f;
-
-// exp(x - m) as one exp2: the difference first, so a row whose max is large in magnitude
-// (1e30 in the gates' large-value cases) keeps its exponents exact where x is near m.
-__device__ __forceinline__ float exp_shifted(float x, float m) { return exp2f((x - m) * kLog2e); }
-
-// (m, s) stands for s * exp(m): merging two keeps the larger exponent.
-__device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
-  float mm = fmaxf(m, m2);
-  if (mm == -INFINITY) return;
-  s = s * exp2f((m - mm) * kLog2e) + s2 * exp2f((m2 - mm) * kLog2e);
-  m = mm;
-}
-
-__device__ void block_merge(float& m, float& s) {
-  __shared__ float sm[32], ss[32];
-  for (int o = 16; o > 0; o >>= 1) merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();  // sm/ss may still be read from the previous row
-  if (lane == 0) {
-    sm[warp] = m;
-    ss[warp] = s;
-  }
-  __syncthreads();
-  m = lane < BLOCK / 32 ? sm[lane] : -INFINITY;
-  s = lane < BLOCK / 32 ? ss[lane] : 0.f;
-  for (int o = 16; o > 0; o >>= 1) merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
-}
-
-struct MaxOp {
-  __device__ static float apply(float a, float b) { return fmaxf(a, b); }
-  static constexpr float kIdentity = -INFINITY;
-};
-struct SumOp {
-  __device__ static float apply(float a, float b) { return a + b; }
-  static constexpr float kIdentity = 0.f;
-};
-
-// Reduction over the block, returned to every thread, in a fixed order.
-template <typename Op> __device__ float block_reduce(float v) {
-  __shared__ float part[32];
-  for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();  // part[] may still be read by a previous call
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  v = lane < BLOCK / 32 ? part[lane] : Op::kIdentity;
-  for (int o = 16; o > 0; o >>= 1) v = Op::apply(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
 
 // logsumexp of a row held in registers (NP vectors of V logits per thread), every thread.
 template <typename T, int V, int NP>
@@ -125,7 +48,7 @@ __device__ float row_lse_in_registers(const Pack<T, V>* row, int64_t nv) {
       for (int k = 0; k < V; ++k) m = fmaxf(m, to_f(p[j].v[k]));  // a NaN poisons the sum below
     }
   }
-  m = block_reduce<MaxOp>(m);
+  m = block_reduce<MaxOp, BLOCK>(m);
   float s = 0.f;
 #pragma unroll
   for (int j = 0; j < NP; ++j)
@@ -133,31 +56,16 @@ __device__ float row_lse_in_registers(const Pack<T, V>* row, int64_t nv) {
 #pragma unroll
       for (int k = 0; k < V; ++k) s += exp_shifted(to_f(p[j].v[k]), m);
     }
-  s = block_reduce<SumOp>(s);
+  s = block_reduce<SumOp, BLOCK>(s);
   return m + logf(s);
 }
 
 // logsumexp of a row of any width: an online (max, sum) per thread, then merged.
 template <typename T, int V>
 __device__ float row_lse_online(const Pack<T, V>* row, int64_t nv) {
-  float m = -INFINITY, s = 0.f;
-  for (int64_t i = threadIdx.x; i < nv; i += BLOCK) {
-    Pack<T, V> p = row[i];
-    float pm = -INFINITY;
-#pragma unroll
-    for (int k = 0; k < V; ++k) pm = fmaxf(pm, to_f(p.v[k]));
-    if (pm > m) {  // one rescale per vector, none once the running max has settled
-      s *= exp2f((m - pm) * kLog2e);
-      m = pm;
-    }
-  #pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const float xv = to_f(p.v[k]);
-      // -inf adds nothing (also while m is still -inf, where x - m would read NaN); a NaN propagates
-      s += xv == -INFINITY ? 0.f : exp_shifted(xv, m);
-    }
-  }
-  block_merge(m, s);
+  float m, s;
+  online_max_sum<BLOCK>(row, nv, m, s);
+  block_merge<BLOCK>(m, s);
   return m + logf(s);
 }
 

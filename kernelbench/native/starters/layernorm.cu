@@ -19,52 +19,9 @@
 #endif
 static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
 static_assert(ROW_PACKS >= 1 && ROW_PACKS <= 16, "ROW_PACKS must be in [1, 16]");
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+#include "kgate/starter_cuda.cuh"
 
-#include <math.h>
-
-#include "kgate/kernel.h"
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T v[V]; };
-
-static bool contiguous(const kgate_tensor& t) {
-  int64_t expect = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != expect) return false;
-    expect *= t.shape[d];
-  }
-  return true;
-}
-
-static bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
-
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-// Sum over the block, returned to every thread; fixed order, so bitwise deterministic.
-__device__ float block_sum(float v) {
-  __shared__ float part[32];
-  v = warp_sum(v);
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();  // part[] may still be read by a previous call
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  v = lane < BLOCK / 32 ? part[lane] : 0.f;
-  return warp_sum(v);
-}
+using namespace kgate::starter;
 
 template <typename T, int V>
 __global__ void __launch_bounds__(BLOCK)
@@ -84,8 +41,8 @@ __global__ void __launch_bounds__(BLOCK)
       s2 = fmaf(d, d, s2);
     }
   }
-  s1 = block_sum(s1);
-  s2 = block_sum(s2);
+  s1 = block_sum<BLOCK>(s1);
+  s2 = block_sum<BLOCK>(s2);
   const float dm = s1 / (float)C;
   const float var = fmaxf(s2 / (float)C - dm * dm, 0.f);
   const float mean = shift + dm;
@@ -121,7 +78,7 @@ __global__ void __launch_bounds__(BLOCK)
       for (int k = 0; k < V; ++k) s1 += to_f(p[j].v[k]);
     }
   }
-  const float mean = block_sum(s1) / (float)C;
+  const float mean = block_sum<BLOCK>(s1) / (float)C;
   float s2 = 0.f;
 #pragma unroll
   for (int j = 0; j < NP; ++j)
@@ -132,7 +89,7 @@ __global__ void __launch_bounds__(BLOCK)
         s2 = fmaf(d, d, s2);
       }
     }
-  const float r = rsqrtf(block_sum(s2) / (float)C + 1e-5f);
+  const float r = rsqrtf(block_sum<BLOCK>(s2) / (float)C + 1e-5f);
 #pragma unroll
   for (int j = 0; j < NP; ++j) {
     const int64_t i = threadIdx.x + (int64_t)j * BLOCK;

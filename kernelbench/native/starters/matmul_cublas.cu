@@ -7,16 +7,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "kgate/kernel.h"
+#include "kgate/starter_cuda.cuh"
 
-static bool contiguous(const kgate_tensor& t) {
-  int64_t expect = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != expect) return false;
-    expect *= t.shape[d];
-  }
-  return true;
-}
+using namespace kgate::starter;
 
 static cublasHandle_t cached_handle() {
   static cublasHandle_t handle = nullptr;

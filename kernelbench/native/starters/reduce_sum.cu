@@ -31,40 +31,9 @@ constexpr int kWarps = BLOCK / 32;
 constexpr int kRowWarps = ROW_WARPS < kWarps ? ROW_WARPS : kWarps;
 constexpr int kRowsPerBlock = kWarps / kRowWarps;
 static_assert(kWarps % kRowWarps == 0, "BLOCK / 32 must be a multiple of the warps per row");
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+#include "kgate/starter_cuda.cuh"
 
-#include <math.h>
-
-#include "kgate/kernel.h"
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T v[V]; };
-
-static bool contiguous(const kgate_tensor& t) {
-  int64_t expect = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != expect) return false;
-    expect *= t.shape[d];
-  }
-  return true;
-}
-
-static bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
-
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
+using namespace kgate::starter;
 
 // Sum over the kRowWarps warps of one row, valid in the row's first thread; fixed order,
 // so bitwise deterministic. Every thread of the block calls it (the barrier).

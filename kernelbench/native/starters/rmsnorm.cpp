@@ -9,10 +9,7 @@
 #include <cmath>
 #include <vector>
 
-#include "kgate/kernel.h"
-#if defined(__F16C__)
-#include <immintrin.h>
-#endif
+#include "kgate/starter_host.h"
 
 #ifndef ACC  // independent partial sums of squares (1 = one serial dependency chain)
 #define ACC 1
@@ -24,60 +21,9 @@
 #define VEC_CVT 0
 #endif
 
+using namespace kgate::starter;
+
 namespace {
-
-void load_row(const kgate_tensor& t, int64_t off, int64_t n, float* dst) {
-  switch (t.dtype) {
-    case KGATE_F32: {
-      const float* p = static_cast<const float*>(t.data) + off;
-      for (int64_t i = 0; i < n; ++i) dst[i] = p[i];
-      return;
-    }
-    case KGATE_F16: {
-      const uint16_t* p = static_cast<const uint16_t*>(t.data) + off;
-      int64_t i = 0;
-#if VEC_CVT && defined(__F16C__)
-      for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
-#endif
-      for (; i < n; ++i) dst[i] = kgate_f16_to_f32(p[i]);
-      return;
-    }
-    case KGATE_BF16: {
-      const uint16_t* p = static_cast<const uint16_t*>(t.data) + off;
-      for (int64_t i = 0; i < n; ++i) dst[i] = kgate_bf16_to_f32(p[i]);
-      return;
-    }
-    default: return;
-  }
-}
-
-void store_row(kgate_tensor& t, int64_t off, int64_t n, const float* src) {
-  switch (t.dtype) {
-    case KGATE_F32: {
-      float* p = static_cast<float*>(t.data) + off;
-      for (int64_t i = 0; i < n; ++i) p[i] = src[i];
-      return;
-    }
-    case KGATE_F16: {
-      uint16_t* p = static_cast<uint16_t*>(t.data) + off;
-      int64_t i = 0;
-#if VEC_CVT && defined(__F16C__)
-      for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(p + i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-#endif
-      for (; i < n; ++i) p[i] = kgate_f32_to_f16(src[i]);
-      return;
-    }
-    case KGATE_BF16: {
-      uint16_t* p = static_cast<uint16_t*>(t.data) + off;
-      for (int64_t i = 0; i < n; ++i) p[i] = kgate_f32_to_bf16(src[i]);
-      return;
-    }
-    default: return;
-  }
-}
 
 bool supported(kgate_dtype d) { return d == KGATE_F32 || d == KGATE_F16 || d == KGATE_BF16; }
 
@@ -94,9 +40,9 @@ extern "C" int kgate_run(const kgate_tensor* inputs, int32_t n_inputs, kgate_ten
     return 2;
   const int64_t rows = x.shape[0], cols = x.shape[1];
   std::vector<float> row(static_cast<size_t>(cols)), wf(static_cast<size_t>(cols));
-  load_row(w, 0, cols, wf.data());
+  load_row<VEC_CVT != 0>(w, 0, cols, wf.data());
   for (int64_t r = 0; r < rows; ++r) {
-    load_row(x, r * cols, cols, row.data());
+    load_row<VEC_CVT != 0>(x, r * cols, cols, row.data());
     float s[ACC];
     for (int a = 0; a < ACC; ++a) s[a] = 0.0f;
     int64_t c = 0;
@@ -112,7 +58,7 @@ extern "C" int kgate_run(const kgate_tensor* inputs, int32_t n_inputs, kgate_ten
 #else
     for (c = 0; c < cols; ++c) row[c] = row[c] / rms * wf[c];
 #endif
-    store_row(y, r * cols, cols, row.data());
+    store_row<VEC_CVT != 0>(y, r * cols, cols, row.data());
   }
   return 0;
 }

@@ -10,10 +10,7 @@
 #include <cmath>
 #include <vector>
 
-#include "kgate/kernel.h"
-#if defined(__F16C__)
-#include <immintrin.h>
-#endif
+#include "kgate/starter_host.h"
 
 #ifndef STORE_EXP  // 1: keep exp(x - max) in a scratch row (one exp per element, not two)
 #define STORE_EXP 0
@@ -28,28 +25,9 @@
 #define VEC_CVT 0
 #endif
 
-namespace {
+using namespace kgate::starter;
 
-// exp for x <= 0 (and modest positive x): Cody-Waite reduction x = n ln2 + r, degree-7
-// Taylor polynomial on |r| <= ln2/2 (relative error < 1e-7); clamped so 2^n stays normal.
-inline float poly_exp(float x) {
-  x = x < -87.0f ? -87.0f : x;
-  x = x > 88.0f ? 88.0f : x;
-  const float t = x * 1.44269504f;
-  const float kf = (t + 12582912.0f) - 12582912.0f;  // round to nearest integer
-  const float r = (x - kf * 0.693145752f) - kf * 1.42860677e-6f;
-  float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const int n = static_cast<int>(kf);
-  const uint32_t bits = static_cast<uint32_t>(n + 127) << 23;
-  return p * kgate_bits_to_f32(bits);
-}
+namespace {
 
 inline float expf_(float x) {
 #if FAST_EXP
@@ -57,59 +35,6 @@ inline float expf_(float x) {
 #else
   return std::exp(x);
 #endif
-}
-
-void load_row(const kgate_tensor& t, int64_t off, int64_t n, float* dst) {
-  switch (t.dtype) {
-    case KGATE_F32: {
-      const float* p = static_cast<const float*>(t.data) + off;
-      for (int64_t i = 0; i < n; ++i) dst[i] = p[i];
-      return;
-    }
-    case KGATE_F16: {
-      const uint16_t* p = static_cast<const uint16_t*>(t.data) + off;
-      int64_t i = 0;
-#if VEC_CVT && defined(__F16C__)
-      for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
-#endif
-      for (; i < n; ++i) dst[i] = kgate_f16_to_f32(p[i]);
-      return;
-    }
-    case KGATE_BF16: {
-      const uint16_t* p = static_cast<const uint16_t*>(t.data) + off;
-      for (int64_t i = 0; i < n; ++i) dst[i] = kgate_bf16_to_f32(p[i]);
-      return;
-    }
-    default: return;
-  }
-}
-
-void store_row(kgate_tensor& t, int64_t off, int64_t n, const float* src) {
-  switch (t.dtype) {
-    case KGATE_F32: {
-      float* p = static_cast<float*>(t.data) + off;
-      for (int64_t i = 0; i < n; ++i) p[i] = src[i];
-      return;
-    }
-    case KGATE_F16: {
-      uint16_t* p = static_cast<uint16_t*>(t.data) + off;
-      int64_t i = 0;
-#if VEC_CVT && defined(__F16C__)
-      for (; i + 8 <= n; i += 8)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(p + i),
-                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-#endif
-      for (; i < n; ++i) p[i] = kgate_f32_to_f16(src[i]);
-      return;
-    }
-    case KGATE_BF16: {
-      uint16_t* p = static_cast<uint16_t*>(t.data) + off;
-      for (int64_t i = 0; i < n; ++i) p[i] = kgate_f32_to_bf16(src[i]);
-      return;
-    }
-    default: return;
-  }
 }
 
 bool supported(kgate_dtype d) { return d == KGATE_F32 || d == KGATE_F16 || d == KGATE_BF16; }
@@ -125,7 +50,7 @@ extern "C" int kgate_run(const kgate_tensor* inputs, int32_t n_inputs, kgate_ten
   const int64_t rows = x.shape[0], cols = x.shape[1];
   std::vector<float> row(static_cast<size_t>(cols)), e(static_cast<size_t>(cols));
   for (int64_t r = 0; r < rows; ++r) {
-    load_row(x, r * cols, cols, row.data());
+    load_row<VEC_CVT != 0>(x, r * cols, cols, row.data());
     float m[ACC], s[ACC];
     for (int a = 0; a < ACC; ++a) m[a] = -INFINITY, s[a] = 0.0f;
     int64_t c = 0;
@@ -148,7 +73,7 @@ extern "C" int kgate_run(const kgate_tensor* inputs, int32_t n_inputs, kgate_ten
     for (int a = 0; a < ACC; ++a) sum += s[a];
     const float inv = 1.0f / sum;
     for (c = 0; c < cols; ++c) e[c] = (STORE_EXP ? src[c] : expf_(src[c] - mx)) * inv;
-    store_row(y, r * cols, cols, e.data());
+    store_row<VEC_CVT != 0>(y, r * cols, cols, e.data());
   }
   return 0;
 }
