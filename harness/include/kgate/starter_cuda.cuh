@@ -14,8 +14,6 @@
  * Online softmax statistics: (m, s) stands for s * exp(m)
  *   kLog2e, exp_shifted(x, m)            exp(x - m) as one exp2
  *   merge(m, s, m2, s2)                  (m, s) += (m2, s2), keeping the larger exponent
- *   online_max_sum<kBlock>(row, nv, m, s) one thread's (m, s) over packs threadIdx.x,
- *                                        + kBlock, ... of a row of nv packs
  *   block_merge<kBlock[, kCalledOnce]>(m, s)  merges every thread's (m, s); the leading
  *                                        barrier (shared memory of an earlier call may still
  *                                        be read) is left out where a kernel calls it once
@@ -121,30 +119,6 @@ __device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
   if (mm == -INFINITY) return;  // both empty
   s = s * exp2f((m - mm) * kLog2e) + s2 * exp2f((m2 - mm) * kLog2e);
   m = mm;
-}
-
-// One thread's online (max, sum of exp(x - max)) over the packs threadIdx.x, + kBlock, ...
-// of a row of nv packs: one exp2 per element, one rescale per vector.
-template <int kBlock, typename T, int V>
-__device__ __forceinline__ void online_max_sum(const Pack<T, V>* row, int64_t nv, float& m, float& s) {
-  m = -INFINITY;
-  s = 0.f;
-  for (int64_t i = threadIdx.x; i < nv; i += kBlock) {
-    Pack<T, V> p = row[i];
-    float pm = -INFINITY;
-#pragma unroll
-    for (int k = 0; k < V; ++k) pm = fmaxf(pm, to_f(p.v[k]));
-    if (pm > m) {  // one rescale per vector, none once the running max has settled
-      s *= exp2f((m - pm) * kLog2e);
-      m = pm;
-    }
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      const float xv = to_f(p.v[k]);
-      // -inf adds nothing (also while m is still -inf, where x - m would read NaN); a NaN propagates
-      s += xv == -INFINITY ? 0.f : exp_shifted(xv, m);
-    }
-  }
 }
 
 // Every thread's (m, s) merged over the block, returned to every thread, in a fixed order.

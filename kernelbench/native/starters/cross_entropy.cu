@@ -63,8 +63,23 @@ __device__ float row_lse_in_registers(const Pack<T, V>* row, int64_t nv) {
 // logsumexp of a row of any width: an online (max, sum) per thread, then merged.
 template <typename T, int V>
 __device__ float row_lse_online(const Pack<T, V>* row, int64_t nv) {
-  float m, s;
-  online_max_sum<BLOCK>(row, nv, m, s);
+  float m = -INFINITY, s = 0.f;
+  for (int64_t i = threadIdx.x; i < nv; i += BLOCK) {
+    Pack<T, V> p = row[i];
+    float pm = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < V; ++k) pm = fmaxf(pm, to_f(p.v[k]));
+    if (pm > m) {  // one rescale per vector, none once the running max has settled
+      s *= exp2f((m - pm) * kLog2e);
+      m = pm;
+    }
+  #pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const float xv = to_f(p.v[k]);
+      // -inf adds nothing (also while m is still -inf, where x - m would read NaN); a NaN propagates
+      s += xv == -INFINITY ? 0.f : exp_shifted(xv, m);
+    }
+  }
   block_merge<BLOCK>(m, s);
   return m + logf(s);
 }

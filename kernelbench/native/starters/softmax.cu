@@ -79,8 +79,23 @@ __global__ void __launch_bounds__(BLOCK) softmax_two_pass(const T* __restrict__ 
   const Pack<T, V>* xr = reinterpret_cast<const Pack<T, V>*>(x + blockIdx.x * C);
   Pack<T, V>* yr = reinterpret_cast<Pack<T, V>*>(y + blockIdx.x * C);
   const int64_t nv = C / V;
-  float m, s;
-  online_max_sum<BLOCK>(xr, nv, m, s);
+  float m = -INFINITY, s = 0.f;
+  for (int64_t i = threadIdx.x; i < nv; i += BLOCK) {
+    Pack<T, V> p = xr[i];
+    float pm = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < V; ++k) pm = fmaxf(pm, to_f(p.v[k]));
+    if (pm > m) {  // one rescale per vector, none once the running max has settled
+      s *= exp2f((m - pm) * kLog2e);
+      m = pm;
+    }
+  #pragma unroll
+    for (int k = 0; k < V; ++k) {
+      const float xv = to_f(p.v[k]);
+      // -inf adds nothing (also while m is still -inf, where x - m would read NaN); a NaN propagates
+      s += xv == -INFINITY ? 0.f : exp_shifted(xv, m);
+    }
+  }
   block_merge<BLOCK, /*kCalledOnce=*/true>(m, s);
   const float inv = 1.f / s;
   for (int64_t i = threadIdx.x; i < nv; i += BLOCK) {
