@@ -750,6 +750,8 @@ def _seeding_model(monkeypatch, names, tuners):
     mod.call = call
     ref = inductor.CompiledReference()
     ref.compiled = call
+    ref.graphs = [("", mod)]
+    ref.graph_of = {n: 0 for n in names}
     ref.kernels = {n: inductor.KernelDef(
         name=n, fn_name="triton_poi_fused_convolution_transpose_0", source=KSRC, device="cuda",
         category="pointwise", line=1, calls=1, aten_ops=[], source_nodes=[]) for n in names}
@@ -773,8 +775,7 @@ def test_kernel_seeds_tune_a_copy_on_clones_and_leave_the_model_alone(monkeypatc
     ref, mod, loaded = _seeding_model(monkeypatch, names, tuners)
     own = {n: mod.__dict__[n] for n in names}
     x = torch.arange(6.0)
-    seeds, why = inductor.kernel_seeds(ref, ["k0", "k1"], [x], "coordinate-descent",
-                                       modules=lambda: [mod])
+    seeds, why = inductor.kernel_seeds(ref, ["k0", "k1"], [x], "coordinate-descent")
     assert seeds == {"k0": {"XBLOCK": 256, "num_warps": 8, "num_stages": 1}}
     assert why == {"k1": "RuntimeError: out of resource: shared memory"}
     for n in ("k0", "k1"):
@@ -791,11 +792,18 @@ def test_kernel_seeds_tune_a_copy_on_clones_and_leave_the_model_alone(monkeypatc
 
 
 def test_kernel_seeds_name_a_kernel_never_launched(monkeypatch):
+    """A kernel the call never launched, or whose wrapper module is gone, gets no seed and
+    is named; the model's global is restored either way."""
     ref, mod, _ = _seeding_model(monkeypatch, ["k0"], {"k9": _FakeAutotuner(settle=({}, 4, 1))})
     ref.kernels["k9"] = ref.kernels["k0"]
-    seeds, why = inductor.kernel_seeds(ref, ["k9"], [torch.ones(3)], "coordinate-descent",
-                                       modules=lambda: [mod])
+    ref.graph_of["k9"] = 0
+    own = mod.__dict__["k9"] = _FakeAutotuner()
+    seeds, why = inductor.kernel_seeds(ref, ["k9"], [torch.ones(3)], "coordinate-descent")
     assert seeds == {} and why == {"k9": "never launched by the model"}
+    assert mod.__dict__["k9"] is own
+    del mod.__dict__["k9"]
+    seeds, why = inductor.kernel_seeds(ref, ["k9"], [torch.ones(3)], "coordinate-descent")
+    assert seeds == {} and why == {"k9": "its wrapper module is not loaded"}
 
 
 @pytest.fixture
@@ -880,3 +888,19 @@ def test_inventory_says_which_kernels_got_no_seed(taken_for_cuda, monkeypatch):
     assert inv["seed_mode"] == "" and not any("seed_launch" in k for k in inv["kernels"])
     assert inv["seed_note"] == ("coordinate-descent seeding failed: RuntimeError: CUDA error: "
                                 "an illegal memory access was encountered"), inv
+
+
+def test_kernel_seeds_stand_in_for_their_own_graphs_kernel_only(monkeypatch):
+    """Two graphs may each have a kernel of one name: the seeding copy (of graph 0's
+    source) stands in for graph 0's global only; graph 1's kernel runs as it is."""
+    tuner = _FakeAutotuner(settle=({"XBLOCK": 64}, 4, 1))
+    ref, mod0, _ = _seeding_model(monkeypatch, ["k0"], {"k0": tuner})
+    mod1 = types.ModuleType("fake_wrapper_1")
+    mod1.k0 = _FakeAutotuner()
+    first = ref.compiled
+    ref.compiled = lambda x: mod1.k0.run(first(x), torch.empty_like(x), x.numel(), stream=0)
+    ref.graphs.append(("", mod1))
+    seeds, why = inductor.kernel_seeds(ref, ["k0"], [torch.ones(4)], "coordinate-descent")
+    assert seeds == {"k0": {"XBLOCK": 64, "num_warps": 4, "num_stages": 1}} and why == {}
+    assert len(tuner.runs) == 1 and len(mod0.k0.runs) == 1 and len(mod1.k0.runs) == 1
+    assert isinstance(mod1.k0, _FakeAutotuner)

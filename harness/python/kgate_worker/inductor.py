@@ -1382,25 +1382,27 @@ def trial(ref: CompiledReference, overrides: list, inputs: list, check: bool,
 
 
 class _Seeder(_StandIn):
-    """A kernel global during the seeding call (kernel: the kernel's copy with Inductor's
-    extra search on). On the kernel's first launch the copy runs on stride-preserving clones
-    of the arguments -- it autotunes and descends there, on the real shapes and strides --
-    then the model's own kernel runs on the arguments."""
+    """A kernel global during the seeding call (kernel: the model's own; tuner: its copy
+    with Inductor's extra search on). On the kernel's first launch the copy runs on
+    stride-preserving clones of the arguments -- it autotunes and descends there, on the
+    real shapes and strides -- then the model's kernel runs on the arguments."""
 
-    def __init__(self, name: str, kernel, swapped_ref: list):
+    def __init__(self, name: str, kernel, tuner):
         super().__init__(name, kernel)
-        self.swapped_ref = swapped_ref
+        self.tuner = tuner
+        self.launched = False
         self.launch: dict = {}
         self.error = ""
 
     def run(self, *args, **kwargs):
-        if not self.launch and not self.error:
+        if not self.launched:
+            self.launched = True
             torch = _torch()
             clones = None
             try:
                 clones = [_clone_strided(a) if isinstance(a, torch.Tensor) else a for a in args]
-                self.kernel.run(*clones, **kwargs)
-                self.launch = live_launch(self.kernel)
+                self.tuner.run(*clones, **kwargs)
+                self.launch = live_launch(self.tuner)
                 self.error = "" if self.launch else "it has no launch config to read"
             except torch.cuda.OutOfMemoryError:
                 torch.cuda.empty_cache()
@@ -1408,45 +1410,54 @@ class _Seeder(_StandIn):
             except Exception as e:  # a config that does not compile or launch: no seed
                 self.error = source.exception_message(e)
             del clones
-        return self.swapped_ref[0].active[self.name].run(*args, **kwargs)
+        return self.kernel.run(*args, **kwargs)
 
 
-def kernel_seeds(ref: CompiledReference, names: list, inputs: list, seed_mode: str,
-                 modules: Callable[[], list] = _code_cache_modules) -> tuple[dict, dict]:
+def kernel_seeds(ref: CompiledReference, names: list, inputs: list,
+                 seed_mode: str) -> tuple[dict, dict]:
     """Inductor's own extra search (SEED_MODES[seed_mode]) on each kernel of `names`, in
     one model call: a copy of the kernel with those options in its inductor_meta runs at the
     kernel's first launch on clones of its arguments (the model's kernels, buffers and
-    output are left as they are). Returns (NAME -> the launch config the search chose,
-    NAME -> why a kernel got none)."""
+    output are left as they are). Each stands in for the global of the wrapper module whose
+    source it copies, as the inventory's taps do. Returns (NAME -> the launch config the
+    search chose, NAME -> why a kernel got none)."""
     torch = _torch()
     PyCodeCache = _private("PyCodeCache.load", lambda: __import__(
         "torch._inductor.codecache", fromlist=["PyCodeCache"]).PyCodeCache)
-    holder: list = []
-    seeders, why = {}, {}
-    for n in names:
-        text = with_inductor_meta(ref.kernels[n].source, SEED_MODES[seed_mode])
-        if text is None:
-            why[n] = "its source has no literal inductor_meta"
-            continue
-        tree = ast.parse(text)
-        fn = jit_function(tree)
-        try:
-            mod = _load_module(Override(n, f"{n} ({seed_mode} copy)", text, tree), PyCodeCache)
-        except CompileFailure as e:
-            why[n] = e.log.splitlines()[0] if e.log else "its copy did not load"
-            continue
-        tuner = getattr(mod, fn.name, None) if fn is not None else None
-        if tuner is None or not hasattr(tuner, "run"):
-            why[n] = "its copy defines no kernel Inductor can launch"
-            continue
-        seeders[n] = _Seeder(n, tuner, holder)
-    if seeders:
-        sm = SwappedModel(ref.compiled, seeders, modules)
-        holder.append(sm)
-        with torch.no_grad():
-            sm(*inputs)
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
+    seeders, why, saved = {}, {}, []
+    try:
+        for n in names:
+            mod = ref.graphs[ref.graph_of[n]][1]
+            if mod is None or n not in mod.__dict__:
+                why[n] = "its wrapper module is not loaded"
+                continue
+            text = with_inductor_meta(ref.kernels[n].source, SEED_MODES[seed_mode])
+            if text is None:
+                why[n] = "its source has no literal inductor_meta"
+                continue
+            tree = ast.parse(text)
+            fn = jit_function(tree)
+            try:
+                loaded = _load_module(Override(n, f"{n} ({seed_mode} copy)", text, tree),
+                                      PyCodeCache)
+            except CompileFailure as e:
+                why[n] = e.log.splitlines()[0] if e.log else "its copy did not load"
+                continue
+            tuner = getattr(loaded, fn.name, None) if fn is not None else None
+            if tuner is None or not hasattr(tuner, "run"):
+                why[n] = "its copy defines no kernel Inductor can launch"
+                continue
+            seeders[n] = _Seeder(n, mod.__dict__[n], tuner)
+            saved.append((mod, n, mod.__dict__[n]))
+            setattr(mod, n, seeders[n])
+        if seeders:
+            with torch.no_grad():
+                ref.compiled(*inputs)
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+    finally:
+        for mod, n, orig in reversed(saved):
+            setattr(mod, n, orig)
     seeds = {}
     for n, sd in seeders.items():
         if sd.launch:
