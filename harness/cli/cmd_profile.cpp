@@ -72,8 +72,10 @@ void print_inventory(const std::string& problem, const json& inv) {
   }
   const json other = inv.value("other_kernels", json::array());
   if (!other.empty()) {
-    std::printf("\n  other kernels (not Triton):");
-    for (const auto& o : other) std::printf(" %s", o.value("name", "").c_str());
+    // C++ kernels and the like, and Triton kernels whose name two graphs give to different
+    // programs (no slot: a swap by name could not tell them apart).
+    std::printf("\n  other kernels (not searched):");
+    for (const auto& o : other) std::printf(" %s (%s)", o.value("name", "").c_str(), o.value("kind", "").c_str());
     std::printf("\n");
   }
 }

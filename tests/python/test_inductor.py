@@ -904,3 +904,38 @@ def test_kernel_seeds_stand_in_for_their_own_graphs_kernel_only(monkeypatch):
     assert seeds == {"k0": {"XBLOCK": 64, "num_warps": 4, "num_stages": 1}} and why == {}
     assert len(tuner.runs) == 1 and len(mod0.k0.runs) == 1 and len(mod1.k0.runs) == 1
     assert isinstance(mod1.k0, _FakeAutotuner)
+
+
+def _parsed(*kernels):
+    """A ParsedWrapper holding kernels given as (name, source)."""
+    return inductor.ParsedWrapper(kernels=[inductor.KernelDef(
+        name=n, fn_name=n, source=src, device="cuda", category="pointwise", line=1, calls=1,
+        aten_ops=[], source_nodes=[]) for n, src in kernels], externs=[], other_kernels=[])
+
+
+def test_a_kernel_name_two_graphs_give_different_programs_is_no_slot():
+    """Inductor numbers kernels per graph: after a graph break two graphs can each have a
+    triton_poi_fused_relu_0. One program under one name is one slot; two programs under
+    one name are none (a kernel file and a swap name a kernel by name alone), and the
+    inventory lists them as such."""
+    other = KSRC.replace("+ 4096*x1", "+ 4095*x1")
+    ref = inductor.CompiledReference()
+    ref.graphs = [("", None), ("", None)]
+    ref.index([_parsed(("k_same", KSRC), ("k_clash", KSRC)),
+               _parsed(("k_same", KSRC), ("k_clash", other), ("k_two", other))])
+    assert sorted(ref.kernels) == ["k_same", "k_two"] and ref.ambiguous == ["k_clash"]
+    assert ref.graph_of == {"k_same": 0, "k_two": 1}
+    ref.entries = {n: dict(_entry(), name=n) for n in ref.kernels}
+    inv = inductor.inventory_result(ref, "default", "cuda", False, 1, [], 0.0)
+    assert [k["name"] for k in inv["kernels"]] == ["k_same", "k_two"]
+    assert [o for o in inv["other_kernels"] if o["kind"] == "triton-ambiguous"] == [
+        {"name": "k_clash", "kind": "triton-ambiguous", "graph": 0},
+        {"name": "k_clash", "kind": "triton-ambiguous", "graph": 1}]
+    assert inv["no_triton_reason"] == ""
+    # nothing else to search: the fallback says why
+    only = inductor.CompiledReference()
+    only.graphs = [("", None), ("", None)]
+    only.index([_parsed(("k_clash", KSRC)), _parsed(("k_clash", other))])
+    assert only.kernels == {} and only.no_triton_reason() == (
+        "no Triton kernel kgate can swap: two graphs give the kernel name k_clash to "
+        "different programs")

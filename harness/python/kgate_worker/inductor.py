@@ -684,6 +684,7 @@ class CompiledReference:
         self.kernels: dict = {}         # NAME -> KernelDef (first graph that has it)
         self.graph_of: dict = {}        # NAME -> graph index
         self.entries: dict = {}         # NAME -> inventory entry (unprofiled)
+        self.ambiguous: list = []       # names two graphs give different programs (no slot)
         self.device = ""
         self._originals: dict | None = None
 
@@ -700,14 +701,26 @@ class CompiledReference:
             self.error = f"torch.compile failed: {source.exception_message(e)}"
             self.compiled = None
             return
-        for i, (src, _) in enumerate(self.graphs):
-            pw = parse_wrapper(src)
-            self.parsed.append(pw)
+        self.index([parse_wrapper(src) for src, _ in self.graphs])
+        self._tap(inputs)
+
+    def index(self, parsed: list) -> None:
+        """The kernels of the parsed wrappers by name. Inductor numbers kernels per graph,
+        so two graphs (a graph break) can each have a kernel of one name: with one program
+        it is one slot (an edit applies to both); with two it is no slot at all -- a kernel
+        file could not say which it replaces, and a swap by name would put one graph's
+        program in the other's place -- and is listed in `ambiguous`."""
+        self.parsed = parsed
+        self.ambiguous = []
+        for i, pw in enumerate(parsed):
             for k in pw.kernels:
                 if k.name not in self.kernels:
                     self.kernels[k.name] = k
                     self.graph_of[k.name] = i
-        self._tap(inputs)
+                elif self.kernels[k.name].source != k.source and k.name not in self.ambiguous:
+                    self.ambiguous.append(k.name)
+        for name in self.ambiguous:
+            del self.kernels[name], self.graph_of[name]
 
     def live_kernel(self, name: str):
         mod = self.graphs[self.graph_of[name]][1]
@@ -779,6 +792,10 @@ class CompiledReference:
             return "torch.compile produced no Inductor graph"
         if self.kernels:
             return ""
+        if self.ambiguous:
+            return ("no Triton kernel kgate can swap: two graphs give the kernel name"
+                    f"{'s' if len(self.ambiguous) != 1 else ''} {', '.join(self.ambiguous)} "
+                    "to different programs")
         cpp = sum(1 for pw in self.parsed for o in pw.other_kernels if o["kind"] == "cpp")
         ext = sum(e["calls"] for pw in self.parsed for e in pw.externs)
         parts = []
@@ -909,6 +926,8 @@ def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
                      "device_us": 0.0, "share": 0.0} for x in pw.externs]
         other += [{"name": o["name"], "kind": o["kind"], "graph": i}
                   for o in pw.other_kernels]
+        other += [{"name": k.name, "kind": "triton-ambiguous", "graph": i}
+                  for k in pw.kernels if k.name in ref.ambiguous]
     total = 0.0
     t0 = time.perf_counter()
     if profile and device == "cuda" and ref.compiled is not None and ref.graphs:
