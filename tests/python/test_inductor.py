@@ -827,7 +827,7 @@ def test_inventory_without_triton_kernels_seeds_nothing(taken_for_cuda, monkeypa
     one: a model without Triton kernels (C++ kernels on the CPU) gets no seeding and says
     why."""
     w, kdir, InProcWorker = taken_for_cuda
-    monkeypatch.setattr(InProcWorker, "_kernel_seeds",
+    monkeypatch.setattr(inductor, "kernel_seeds",
                         lambda *a: pytest.fail("seeding made for a model without kernels"))
     inv = w("inventory", dir=str(kdir), seed_mode="coordinate-descent", seed_min_bound=1.01)
     assert inv["seed_mode"] == "" and inv["seed_compile_s"] == 0 and inv["compile_s"] > 0, inv
@@ -856,11 +856,11 @@ def test_inventory_seeds_the_kernels_worth_searching(taken_for_cuda, monkeypatch
     monkeypatch.setattr(inductor, "inventory_result", _profiled(bounds))
     asked = []
 
-    def seeds(self, p, ref, names, mode, inputs):
-        assert ref is p.compiled_ref and mode == "coordinate-descent"
+    def seeds(ref, names, inputs, mode):
+        assert ref is w.worker.problem.compiled_ref and mode == "coordinate-descent"
         asked.append(list(names))
-        return {n: {"XBLOCK": 128, "num_warps": 4} for n in names}, ""
-    monkeypatch.setattr(InProcWorker, "_kernel_seeds", seeds)
+        return {n: {"XBLOCK": 128, "num_warps": 4} for n in names}, {}
+    monkeypatch.setattr(inductor, "kernel_seeds", seeds)
     inv = w("inventory", seed_mode="coordinate-descent", seed_min_bound=1.01)
     if seeded:
         assert asked == [seeded] and inv["seed_mode"] == "coordinate-descent", inv

@@ -590,6 +590,12 @@ def _private(what: str, getter: Callable):
                            f"does not provide ({type(e).__name__}: {e})") from None
 
 
+def _py_code_cache():
+    """Inductor's PyCodeCache: the module cache wrappers and kernel files load through."""
+    return _private("PyCodeCache", lambda: __import__(
+        "torch._inductor.codecache", fromlist=["PyCodeCache"]).PyCodeCache)
+
+
 def capture_compile(compiled: Callable, inputs: list) -> list[tuple[str, Any]]:
     """Runs the first (compiling) call with GraphLowering.save_output_code hooked:
     [(wrapper source, live wrapper module)] per Inductor graph. The live module is the
@@ -598,8 +604,7 @@ def capture_compile(compiled: Callable, inputs: list) -> list[tuple[str, Any]]:
     GraphLowering = _private("GraphLowering.save_output_code",
                              lambda: __import__("torch._inductor.graph",
                                                 fromlist=["GraphLowering"]).GraphLowering)
-    PyCodeCache = _private("PyCodeCache", lambda: __import__(
-        "torch._inductor.codecache", fromlist=["PyCodeCache"]).PyCodeCache)
+    PyCodeCache = _py_code_cache()
     if "save_output_code" not in GraphLowering.__dict__:
         raise RuntimeError("compiled mode needs GraphLowering.save_output_code, which torch "
                            f"{torch.__version__} does not have")
@@ -726,23 +731,34 @@ class CompiledReference:
         mod = self.graphs[self.graph_of[name]][1]
         return getattr(mod, name, None) if mod is not None else None
 
-    def _tap(self, inputs: list) -> None:
-        """One model call with every kernel global behind a _Tap (restored after), then
-        the entries: roles, argument metadata, the live autotuned config."""
+    def call_standing_in(self, inputs: list, names, make: Callable[[str, Any], Any]) -> dict:
+        """One model call (no grad) with the global NAME of each kernel of `names` in its
+        own graph's wrapper module replaced by make(NAME, that global), restored after;
+        a kernel whose module is not loaded is left out. Returns NAME -> its stand-in."""
         torch = _torch()
-        sink: dict = {}
+        made: dict = {}
         saved = []
         try:
-            for name in self.kernels:
+            for name in names:
+                kernel = self.live_kernel(name)
+                if kernel is None:
+                    continue
                 mod = self.graphs[self.graph_of[name]][1]
-                if mod is not None and name in mod.__dict__:
-                    saved.append((mod, name, mod.__dict__[name]))
-                    setattr(mod, name, _Tap(name, mod.__dict__[name], sink))
+                made[name] = make(name, kernel)
+                saved.append((mod, name, kernel))
+                setattr(mod, name, made[name])
             with torch.no_grad():
                 self.compiled(*inputs)
         finally:
             for mod, name, orig in reversed(saved):
                 setattr(mod, name, orig)
+        return made
+
+    def _tap(self, inputs: list) -> None:
+        """One model call with every kernel global behind a _Tap, then the entries: roles,
+        argument metadata, the live autotuned config."""
+        sink: dict = {}
+        self.call_standing_in(inputs, self.kernels, lambda name, k: _Tap(name, k, sink))
         for name, k in self.kernels.items():
             self.entries[name] = self._entry(k, sink.get(name), self.live_kernel(name))
 
@@ -1121,8 +1137,7 @@ def load_override(ov: Override, original_source: str) -> None:
     """PyCodeCache.load of the kernel text (Triton's JIT needs a real file); the
     CachingAutotuner is the global named after the jit function; its config pinned, its
     launch signature checked against the call site's, then precompiled."""
-    PyCodeCache = _private("PyCodeCache.load", lambda: __import__(
-        "torch._inductor.codecache", fromlist=["PyCodeCache"]).PyCodeCache)
+    PyCodeCache = _py_code_cache()
     if template_name(ov.tree) is not None:
         return _load_template(ov, original_source, PyCodeCache)
     fn = jit_function(ov.tree)
@@ -1441,42 +1456,35 @@ def kernel_seeds(ref: CompiledReference, names: list, inputs: list,
     source it copies, as the inventory's taps do. Returns (NAME -> the launch config the
     search chose, NAME -> why a kernel got none)."""
     torch = _torch()
-    PyCodeCache = _private("PyCodeCache.load", lambda: __import__(
-        "torch._inductor.codecache", fromlist=["PyCodeCache"]).PyCodeCache)
-    seeders, why, saved = {}, {}, []
-    try:
-        for n in names:
-            mod = ref.graphs[ref.graph_of[n]][1]
-            if mod is None or n not in mod.__dict__:
-                why[n] = "its wrapper module is not loaded"
-                continue
-            text = with_inductor_meta(ref.kernels[n].source, SEED_MODES[seed_mode])
-            if text is None:
-                why[n] = "its source has no literal inductor_meta"
-                continue
-            tree = ast.parse(text)
-            fn = jit_function(tree)
-            try:
-                loaded = _load_module(Override(n, f"{n} ({seed_mode} copy)", text, tree),
-                                      PyCodeCache)
-            except CompileFailure as e:
-                why[n] = e.log.splitlines()[0] if e.log else "its copy did not load"
-                continue
-            tuner = getattr(loaded, fn.name, None) if fn is not None else None
-            if tuner is None or not hasattr(tuner, "run"):
-                why[n] = "its copy defines no kernel Inductor can launch"
-                continue
-            seeders[n] = _Seeder(n, mod.__dict__[n], tuner)
-            saved.append((mod, n, mod.__dict__[n]))
-            setattr(mod, n, seeders[n])
-        if seeders:
-            with torch.no_grad():
-                ref.compiled(*inputs)
-            if torch.cuda.is_available():
-                torch.cuda.synchronize()
-    finally:
-        for mod, n, orig in reversed(saved):
-            setattr(mod, n, orig)
+    PyCodeCache = _py_code_cache()
+    tuners, why = {}, {}
+    for n in names:
+        if ref.live_kernel(n) is None:
+            why[n] = "its wrapper module is not loaded"
+            continue
+        text = with_inductor_meta(ref.kernels[n].source, SEED_MODES[seed_mode])
+        if text is None:
+            why[n] = "its source has no literal inductor_meta"
+            continue
+        tree = ast.parse(text)
+        fn = jit_function(tree)
+        try:
+            loaded = _load_module(Override(n, f"{n} ({seed_mode} copy)", text, tree),
+                                  PyCodeCache)
+        except CompileFailure as e:
+            why[n] = e.log.splitlines()[0] if e.log else "its copy did not load"
+            continue
+        tuner = getattr(loaded, fn.name, None) if fn is not None else None
+        if tuner is None or not hasattr(tuner, "run"):
+            why[n] = "its copy defines no kernel Inductor can launch"
+            continue
+        tuners[n] = tuner
+    seeders: dict = {}
+    if tuners:
+        seeders = ref.call_standing_in(inputs, tuners,
+                                       lambda n, k: _Seeder(n, k, tuners[n]))
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
     seeds = {}
     for n, sd in seeders.items():
         if sd.launch:

@@ -1021,8 +1021,7 @@ class Worker:
         iters = param(params, "profile_iters", "int", 5)
         if iters < 1:
             raise bad_request("profile_iters must be >= 1")
-        from .inductor import (SEED_MODES, apply_seeds, inventory_result, seed_targets,
-                               write_kernel_files)
+        from .inductor import SEED_MODES, inventory_result, write_kernel_files
         seed_mode = param(params, "seed_mode", "str", "")
         if seed_mode and seed_mode not in SEED_MODES:
             raise bad_request(f"unknown seed_mode '{seed_mode}' (expected "
@@ -1040,44 +1039,40 @@ class Worker:
         res["compile_s"] = round(compile_s, 3)
         res["seed_compile_s"] = 0.0
         if seed_mode:
-            note = ""
-            if not self.cuda:
-                note = "no Triton kernels to seed on the CPU"
-            elif not res["kernels"]:
-                note = "not seeded: torch.compile generated no Triton kernels"
-            else:
-                names = seed_targets(res, seed_min_bound)
-                if not names:
-                    note = (f"not seeded: no kernel's Amdahl bound reaches {seed_min_bound:g}x "
-                            "(none is worth searching)")
-                else:
-                    t0 = time.perf_counter()
-                    seeds, note = self._kernel_seeds(p, ref, names, seed_mode, inputs)
-                    res["seed_compile_s"] = round(time.perf_counter() - t0, 3)
-                    if seeds is not None:
-                        apply_seeds(res, seeds, seed_mode)
+            note = self._seed(p, ref, res, seed_mode, seed_min_bound, inputs)
             if note:
                 res["seed_note"] = note
         if out_dir:
             write_kernel_files(res, ref, os.path.abspath(out_dir), self.device.type)
         return res
 
-    def _kernel_seeds(self, p: Problem, ref, names: list, seed_mode: str,
-                      inputs: list) -> tuple:
-        """(NAME -> the launch config Inductor's own extra search picks for it, for each
-        kernel of `names`; a note of the kernels that got none), or (None, why) when the
-        seeding call failed: the search then starts from Inductor's own configs."""
-        from .inductor import kernel_seeds
+    def _seed(self, p: Problem, ref, inv: dict, seed_mode: str, min_bound: float,
+              inputs: list) -> str:
+        """Seeds the inventory's kernels worth searching with Inductor's own search
+        (kernel_seeds, then apply_seeds; its time in `seed_compile_s`). Returns the note:
+        why none was seeded, or which kernels got no seed ("" when every one did). A
+        seeding call that fails leaves no seeds: the search starts from Inductor's own."""
+        from .inductor import apply_seeds, kernel_seeds, seed_targets
+        if not self.cuda:
+            return "no Triton kernels to seed on the CPU"
+        if not inv["kernels"]:
+            return "not seeded: torch.compile generated no Triton kernels"
+        names = seed_targets(inv, min_bound)
+        if not names:
+            return (f"not seeded: no kernel's Amdahl bound reaches {min_bound:g}x "
+                    "(none is worth searching)")
         t0 = time.perf_counter()
         try:
             seeds, why = kernel_seeds(ref, names, inputs, seed_mode)
         except Exception as e:
             self.sync()
-            return None, f"{seed_mode} seeding failed: {source.exception_message(e)}"
+            return f"{seed_mode} seeding failed: {source.exception_message(e)}"
+        finally:
+            inv["seed_compile_s"] = round(time.perf_counter() - t0, 3)
+        apply_seeds(inv, seeds, seed_mode)
         _log(f"{p.path}: {seed_mode} on {len(names)} kernel(s) for tuner seeds: "
-             f"{len(seeds)} configured in {time.perf_counter() - t0:.1f} s")
-        note = "; ".join(f"{n}: not seeded: {w}" for n, w in why.items())
-        return seeds, note
+             f"{len(seeds)} configured in {inv['seed_compile_s']:.1f} s")
+        return "; ".join(f"{n}: not seeded: {w}" for n, w in why.items())
 
     # ---- compile --------------------------------------------------------------------
     def compile(self, params: dict) -> dict:
