@@ -14,6 +14,7 @@
 #include "config/yaml_map.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/number_format.h"
 #include "core/sandbox.h"
 
 namespace fs = std::filesystem;
@@ -722,14 +723,6 @@ long double shape_bytes(const NativeProblem& p, const ops::Op& op, const ops::Di
   return bytes;
 }
 
-std::string byte_size(long double b) {
-  char buf[32];
-  const bool gib = b >= (1ull << 30);
-  std::snprintf(buf, sizeof buf, "%.1f %s", static_cast<double>(b / (gib ? (1ull << 30) : (1ull << 20))),
-                gib ? "GiB" : "MiB");
-  return std::string(buf);
-}
-
 }  // namespace
 
 std::string host_memory_problem(const NativeProblem& p, const ops::Op& op, const ops::Dims& d, bool timed) {
@@ -739,9 +732,9 @@ std::string host_memory_problem(const NativeProblem& p, const ops::Op& op, const
   const bool by_cap = cap > 0 && (avail == 0 || cap <= avail);
   const std::uint64_t limit = by_cap ? cap : avail;
   if (limit == 0 || bytes <= static_cast<long double>(limit)) return "";
-  return "needs " + byte_size(bytes) + " at " + dims_str(d) +
+  return "needs " + core::fmt_bytes(bytes) + " at " + dims_str(d) +
          (timed ? " (inputs, two outputs and their float64 truth)" : " (inputs, an output and its float64 truth)") +
-         ", more than the " + byte_size(static_cast<long double>(limit)) +
+         ", more than the " + core::fmt_bytes(static_cast<long double>(limit)) +
          (by_cap ? " a host worker may map here (half of this machine's memory; KGATE_SANDBOX_MEMORY_MB sets it)"
                  : " this machine has available (MemAvailable in /proc/meminfo)");
 }
@@ -751,8 +744,8 @@ std::string device_memory_problem(const NativeProblem& p, const ops::Op& op, con
   if (memory_bytes <= 0) return "";
   const long double bytes = shape_bytes(p, op, d, /*timed=*/true, /*truth=*/false);
   if (bytes <= static_cast<long double>(memory_bytes)) return "";
-  return "needs " + byte_size(bytes) + " of GPU memory at " + dims_str(d) +
-         " (inputs and two outputs), more than the " + byte_size(static_cast<long double>(memory_bytes)) + " of " +
+  return "needs " + core::fmt_bytes(bytes) + " of GPU memory at " + dims_str(d) +
+         " (inputs and two outputs), more than the " + core::fmt_bytes(static_cast<long double>(memory_bytes)) + " of " +
          whose;
 }
 

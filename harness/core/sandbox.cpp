@@ -344,15 +344,33 @@ std::uint64_t host_address_space_cap() {
   return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 2;
 }
 
-std::uint64_t host_memory_available(const std::string& meminfo) {
-  std::ifstream in(meminfo);
+namespace {
+
+// The number after `key` on the first line of `path` that starts with it; -1 when none.
+long long proc_field(const std::string& path, const char* key) {
+  std::ifstream in(path);
   std::string line;
+  const std::size_t n = std::strlen(key);
   while (std::getline(in, line)) {
-    unsigned long long kb = 0;
-    if (std::sscanf(line.c_str(), "MemAvailable: %llu kB", &kb) == 1) return static_cast<std::uint64_t>(kb) << 10;
+    if (line.compare(0, n, key) != 0) continue;
+    unsigned long long v = 0;
+    if (std::sscanf(line.c_str() + n, " %llu", &v) == 1) return static_cast<long long>(v);
   }
-  return 0;
+  return -1;
 }
+
+std::uint64_t meminfo_bytes(const std::string& meminfo, const char* key) {
+  const long long kb = proc_field(meminfo, key);
+  return kb < 0 ? 0 : static_cast<std::uint64_t>(kb) << 10;
+}
+
+}  // namespace
+
+std::uint64_t host_memory_available(const std::string& meminfo) { return meminfo_bytes(meminfo, "MemAvailable:"); }
+
+std::uint64_t host_memory_total(const std::string& meminfo) { return meminfo_bytes(meminfo, "MemTotal:"); }
+
+std::int64_t oom_kill_count(const std::string& vmstat) { return proc_field(vmstat, "oom_kill "); }
 
 std::string describe(const Sandbox& s) {
   if (!s.enabled) return "off (KGATE_SANDBOX=off)";

@@ -97,6 +97,12 @@ std::uint64_t host_address_space_cap();
 // MemAvailable of `meminfo` (/proc/meminfo) in bytes: what this machine can give a worker
 // now without swapping. 0 when unknown (no such file or line).
 std::uint64_t host_memory_available(const std::string& meminfo = "/proc/meminfo");
+// MemTotal of `meminfo` in bytes; 0 when unknown.
+std::uint64_t host_memory_total(const std::string& meminfo = "/proc/meminfo");
+// How many processes the kernel's OOM killer has ended since boot (`oom_kill` of
+// /proc/vmstat, Linux 4.13 and later; a memory cgroup's kills count too); -1 when unknown.
+// A worker killed by SIGKILL while this count rose was ended for want of memory.
+std::int64_t oom_kill_count(const std::string& vmstat = "/proc/vmstat");
 
 // One line: what the sandbox of `s` holds on this machine. "off" when disabled.
 // "files: writable only beneath 4 directories (Landlock ABI 7); network: none (namespace);

@@ -20,6 +20,7 @@
 #include "kgate/build_info.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/number_format.h"
 #include "core/sandbox.h"
 #include "core/subprocess.h"
 
@@ -278,6 +279,16 @@ bool Worker::killed_from_outside(const Reply& reply) const {
          core::ExitStatus{last_status_}.signaled() && core::ExitStatus{last_status_}.signal() == SIGKILL;
 }
 
+std::string Worker::outside_kill(std::int64_t oom_kills_before) const {
+  const std::int64_t now = core::oom_kill_count(spec_.vmstat);
+  if (oom_kills_before < 0 || now < 0)
+    return "killed by SIGKILL from outside kgate (the OOM killer, or a kill -9)";
+  if (now == oom_kills_before) return "killed by SIGKILL from outside kgate (a kill -9, not the OOM killer)";
+  const std::uint64_t total = core::host_memory_total();
+  return "killed by the kernel's OOM killer: this machine ran out of memory" +
+         (total > 0 ? " (" + core::fmt_bytes(static_cast<long double>(total)) + " in all)" : std::string());
+}
+
 Reply Worker::exchange(const std::string& op, const protocol::Json& params, double timeout_s) {
   Reply reply;
   const auto t0 = Clock::now();
@@ -467,6 +478,7 @@ Reply Worker::call(const std::string& op, const protocol::Json& params, double t
     return std::nullopt;
   };
   if (auto failed = restart_if_needed()) return *failed;
+  std::int64_t ooms = core::oom_kill_count(spec_.vmstat);
   Reply reply = exchange(op, params, timeout_s);
   // A worker that answered its last request and then exited because the device was lost
   // never read this one (it may still have been tearing down when we wrote it): this
@@ -481,12 +493,12 @@ Reply Worker::call(const std::string& op, const protocol::Json& params, double t
   // or someone outside. That is no verdict on the candidate yet: the request runs once more
   // in a fresh worker, and only the same death again is charged to what it ran.
   if (killed_from_outside(reply)) {
-    log::warn("worker: killed by SIGKILL from outside kgate during `" + op +
-              "` (the OOM killer, or a kill -9); running it once more in a fresh worker");
+    log::warn("worker: " + outside_kill(ooms) + " during `" + op + "`; running it once more in a fresh worker");
     if (auto failed = restart_if_needed()) return *failed;
+    ooms = core::oom_kill_count(spec_.vmstat);
     reply = exchange(op, params, timeout_s);
     if (killed_from_outside(reply))
-      reply.fault_message += " (killed again in a fresh worker: charged to this request)";
+      reply.fault_message += " (" + outside_kill(ooms) + ", again in a fresh worker: charged to this request)";
   }
   // A process the candidate moved out of the worker's group (its own session, or a
   // double fork that orphaned it) would outlive the deadline's group kill: it is killed

@@ -43,6 +43,9 @@ struct WorkerSpec {
   // worker's group killed, Interrupted thrown -- rather than waited for (a max-autotune
   // compile can take a minute, past a CI job's grace between SIGTERM and SIGKILL).
   const std::atomic<bool>* interrupted = nullptr;
+  // Where the OOM killer's count is read (core::oom_kill_count): a worker killed while it
+  // rose is reported as out of memory. Tests point it at a file of their own.
+  std::string vmstat = "/proc/vmstat";
 };
 
 // Kills the waiting spare, if any (also done at exit). For tests.
@@ -112,6 +115,9 @@ class Worker {
   bool stop_requested() const { return spec_.interrupted != nullptr && spec_.interrupted->load(); }
   // The call's crash is a SIGKILL kgate did not send (the OOM killer, a kill -9).
   bool killed_from_outside(const Reply& reply) const;
+  // What ended a worker killed from outside, told by the OOM killer's count
+  // (core::oom_kill_count) read before the request: the OOM killer, or a kill -9.
+  std::string outside_kill(std::int64_t oom_kills_before) const;
   void record(const std::string& op, const protocol::Json& params, double timeout_s,
               const Reply& reply);
   void drain_stderr();

@@ -197,6 +197,14 @@ TEST(ConfigLoader, MemAvailableIsReadFromMeminfo) {
   std::ofstream(f, std::ios::trunc) << "MemTotal:       24683712 kB\n";
   EXPECT_EQ(core::host_memory_available(f.string()), 0u);  // unknown: no bound from it
   EXPECT_EQ(core::host_memory_available(f.string() + ".none"), 0u);
+  EXPECT_EQ(core::host_memory_total(f.string()), std::uint64_t{24683712} << 10);
+  // The OOM killer's count, as /proc/vmstat gives it; -1 when the file does not say.
+  std::ofstream(f, std::ios::trunc) << "oom_kill_extra 9\noom_stall 3\noom_kill 17\n";
+  EXPECT_EQ(core::oom_kill_count(f.string()), 17);
+  std::ofstream(f, std::ios::trunc) << "pgfault 12\n";
+  EXPECT_EQ(core::oom_kill_count(f.string()), -1);
+  EXPECT_EQ(core::oom_kill_count(f.string() + ".none"), -1);
+  EXPECT_GE(core::oom_kill_count(), 0) << "no oom_kill in /proc/vmstat (Linux 4.13 and later have it)";
   fs::remove(f);
 }
 

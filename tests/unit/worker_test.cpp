@@ -54,6 +54,11 @@ while IFS= read -r line; do
     kill -KILL $$
   fi
   if [ "$op" = "$FAKE_KILL_ALWAYS_OP" ]; then
+    # The OOM killer's count (the spec's vmstat file) rises as it kills.
+    if [ -n "$FAKE_OOM_VMSTAT" ]; then
+      n=$(awk '$1 == "oom_kill" {print $2}' "$FAKE_OOM_VMSTAT")
+      printf 'pgfault 12\noom_kill %d\n' $((n + 1)) > "$FAKE_OOM_VMSTAT"
+    fi
     kill -KILL $$
   fi
   if [ "$op" = "$FAKE_EXIT_OP" ] && once exit; then
@@ -314,7 +319,29 @@ TEST_F(WorkerTest, AnOutsideSigkillIsRetriedOnceInAFreshWorker) {
   r = again.call("check", Json::object(), 10);
   EXPECT_EQ(r.fault, Fault::kCrash) << r.describe();
   EXPECT_NE(r.fault_message.find("SIGKILL"), std::string::npos) << r.fault_message;
-  EXPECT_NE(r.fault_message.find("killed again in a fresh worker"), std::string::npos) << r.fault_message;
+  EXPECT_NE(r.fault_message.find("a kill -9, not the OOM killer), again in a fresh worker: charged"),
+            std::string::npos)
+      << r.fault_message;
+}
+
+// A worker the OOM killer ended is said to be out of memory, not "a kill -9 or the OOM
+// killer": the OOM killer's count (/proc/vmstat's oom_kill, here a file of the test's)
+// rose while the request ran.
+TEST_F(WorkerTest, AWorkerTheOomKillerEndedIsReportedOutOfMemory) {
+  const fs::path vmstat = dir_ / "vmstat";
+  { std::ofstream(vmstat) << "pgfault 11\noom_kill 4\n"; }
+  WorkerSpec s = spec({{"FAKE_KILL_ALWAYS_OP", "load_problem"}, {"FAKE_OOM_VMSTAT", vmstat.string()}});
+  s.vmstat = vmstat.string();
+  Worker w(s);
+  ASSERT_TRUE(w.call("hello", Json::object(), 10).good());
+  Reply r = w.call("load_problem", Json::object(), 10);
+  EXPECT_EQ(r.fault, Fault::kCrash) << r.describe();
+  EXPECT_NE(r.fault_message.find("killed by the kernel's OOM killer: this machine ran out of memory"),
+            std::string::npos)
+      << r.fault_message;
+  EXPECT_NE(r.fault_message.find("again in a fresh worker: charged to this request"), std::string::npos)
+      << r.fault_message;
+  EXPECT_EQ(core::oom_kill_count(vmstat.string()), 6);  // killed twice: the retry too
 }
 
 // A worker killed from outside in the middle of `compile` leaves its group's processes
