@@ -53,11 +53,7 @@ def main() -> int:
         t_torch, ref = timed(lambda: stats._fold_torch(got, want, 1e-2, 1e-2), a.reps)
         t_fused, fused = timed(lambda: ck.reduce_partials(*ck.partials(got, want, 1e-2, 1e-2,
                                                                        stats.COMPARE_CHUNK)), a.reps)
-        # The test's rule (tests/python/test_compare_kernel.py): sums within 1e-12 (another
-        # order), the relative error within 1e-15 (another division), the rest exactly.
-        rel = {"sum_d2": 1e-12, "sum_w2": 1e-12, "max_rel": 1e-15}
-        agree = all(fused[k] == ref[k] or abs(fused[k] - ref[k]) <= rel.get(k, 0.0) * abs(ref[k])
-                    for k in ref)
+        agree = not stats.disagreements(fused, ref)  # the rule the tests hold the kernel to
         gbps = n * (got.element_size() + want.element_size()) / t_fused / 1e9
         row = {"size": size, "elements": n, "torch_ms": round(t_torch * 1e3, 3),
                "fused_ms": round(t_fused * 1e3, 3), "speedup": round(t_torch / t_fused, 2),

@@ -310,3 +310,19 @@ def rse_of_median(xs: list[float]) -> float:
     if med == 0 or not math.isfinite(med):
         return math.inf
     return median_se(xs) / abs(med)
+
+
+# How far the fused statistics may be from the torch form's (_fold_torch) and still
+# be the same answer: the sums add the same terms in another order, the relative error is
+# a float64 division rounded by another library; every count, maximum and first index is
+# exact.
+AGREEMENT_REL = {"sum_d2": 1e-12, "sum_w2": 1e-12, "max_rel": 1e-15}
+
+
+def disagreements(fused: dict, ref: dict) -> list[str]:
+    """The statistics where `fused` is not the torch form's `ref` under AGREEMENT_REL."""
+    keys = sorted(set(fused) | set(ref))
+    return [k for k in keys
+            if k not in fused or k not in ref or not (
+                fused[k] == ref[k]
+                or abs(fused[k] - ref[k]) <= AGREEMENT_REL.get(k, 0.0) * abs(ref[k]))]
