@@ -48,6 +48,20 @@ extern "C" void on_signal(int sig) {
   std::signal(sig, SIG_DFL);
 }
 
+const char* env_cache_dir() {
+  const char* v = std::getenv("KGATE_CACHE_DIR");
+  return v && *v ? v : nullptr;
+}
+
+// Where the run's workers keep their compile caches (Inductor's and Triton's, the native
+// builds, the torch forms): --cache, else $KGATE_CACHE_DIR, else OUT/cache. Absolute: the
+// workers' sandbox names it writable.
+std::string run_cache_dir(const RunOptions& o) {
+  if (!o.cache.empty()) return fs::absolute(fs::path(o.cache)).lexically_normal().string();
+  if (const char* env = env_cache_dir()) return fs::absolute(fs::path(env)).lexically_normal().string();
+  return (fs::absolute(fs::path(o.out)) / "cache").lexically_normal().string();
+}
+
 // The search's view of the gates, over the real Evaluator (one kgate-native worker).
 class GatesEvaluator : public search::CandidateEvaluator {
  public:
@@ -309,6 +323,8 @@ ExitCode run_on_gpus(const RunOptions& o) {
     if (o.max_experiments) args.insert(args.end(), {"--max-experiments", std::to_string(*o.max_experiments)});
     if (seed) args.insert(args.end(), {"--seed", std::to_string(*seed)});
     if (!o.db.empty()) args.insert(args.end(), {"--db", o.db});
+    // One cache for every shard when the run keeps one; else each shard's OUT/cache.
+    if (!o.cache.empty() || env_cache_dir()) args.insert(args.end(), {"--cache", run_cache_dir(o)});
     log::info("gpu " + gpus[k] + ": kgate run --shard " + std::to_string(k + 1) + "/" + std::to_string(n) +
               " -> " + dir);
     core::SpawnSpec spec;
@@ -518,13 +534,18 @@ ExitCode cmd_run(const RunOptions& o) {
       throw UsageError("run id '" + so.run_id + "': use letters, digits, '-', '_' and '.' only (it names git refs)");
   so.shard = shard;
   so.config_hash = hash;
+  const std::string cache_dir = run_cache_dir(o);
+  if (cache_dir != (fs::absolute(fs::path(o.out)) / "cache").lexically_normal().string()) {
+    so.cache_dir = cache_dir;
+    log::info("compile caches: " + cache_dir + " (kept across runs)");
+  }
   for (const auto* it : selected) so.planned.push_back(it->problem);
 
   auto factory = [&](const search::RunItem& item, const std::string& workspace, uint64_t seed)
       -> std::unique_ptr<search::CandidateEvaluator> {
     gates::EvalOptions eo;
     eo.backend = backend;
-    eo.cache_dir = (fs::absolute(fs::path(o.out)) / "cache").string();
+    eo.cache_dir = cache_dir;
     // The search's own guard snapshots and restores the workspace around every agent
     // turn (and rewrites the agent files between turns), so the gate's hash is not used.
     eo.workspace = "";

@@ -24,6 +24,8 @@ struct RunOptions {
   std::string db;                    // history database (else $KGATE_HISTORY): shards by
                                      // expected cost; a whole run records itself there
   std::string gpus;                  // "0,1,...": one child run per GPU, merged into --out
+  std::string cache;                 // compile caches kept across runs (else $KGATE_CACHE_DIR,
+                                     // else OUT/cache: the run's own)
 };
 ExitCode cmd_run(const RunOptions& o);
 

@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
                     "there, --shard balances problems by their past wall time");
   c_run->add_option("--run-id", run.run_id,
                     "Run id shared by every shard of one run (default: $KGATE_RUN_ID, else generated)");
+  c_run->add_option("--cache", run.cache,
+                    "Compile caches (torch.compile's models, Triton and native builds) to keep across runs, "
+                    "e.g. a nightly runner's (default: $KGATE_CACHE_DIR, else OUT/cache, the run's own)");
 
   CheckOptions check;
   auto* c_check = app.add_subcommand("check", "PR check: gate changed kernels, A/B against the base");

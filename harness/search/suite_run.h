@@ -43,6 +43,7 @@ struct SuiteRunOptions {
   report::ShardInfo shard;
   std::string config_hash;
   std::vector<std::string> planned;  // "<level>/<problem>" ids of this shard
+  std::string cache_dir;  // the workers' compile caches when outside OUT ("": OUT/cache)
 };
 
 // Builds the gate evaluator of one problem (the real one wraps gates::Evaluator).

@@ -145,9 +145,11 @@ void RunState::error_result(Problem& p, const std::string& why) {
 }
 
 void RunState::distrust_on_full_disk(const Problem& p, const std::string& reason, const std::string& whom) const {
-  // OUT holds the workspaces and the compile cache (OUT/cache); the temp directory is
-  // checked with it.
-  const std::string why = core::storage_trouble({opt.out}, reason);
+  // OUT holds the workspaces and the compile cache (OUT/cache, or the --cache directory);
+  // the temp directory is checked with them.
+  std::vector<std::string> dirs = {opt.out};
+  if (!opt.cache_dir.empty()) dirs.push_back(opt.cache_dir);
+  const std::string why = core::storage_trouble(dirs, reason);
   if (why.empty()) return;
   std::string first = reason.substr(0, 160);
   if (const auto nl = first.find('\n'); nl != std::string::npos) first = first.substr(0, nl) + " ...";

@@ -21,7 +21,8 @@ set +e
   --kernels-dir "$T/kernels" >"$T/profile.log" 2>&1
 rcp=$?
 mkdir -p "$T/trace"
-KGATE_WORKER_TRACE="$T/trace/trace.jsonl" "$KGATE_BIN" run "$SUITE" --out "$T/out" --run-id kbc-e2e >"$T/run.log" 2>&1
+KGATE_WORKER_TRACE="$T/trace/trace.jsonl" "$KGATE_BIN" run "$SUITE" --out "$T/out" --run-id kbc-e2e \
+  --cache "$T/cache" >"$T/run.log" 2>&1
 rc=$?
 set -e
 cat "$T/profile.log" "$T/run.log"
@@ -30,6 +31,10 @@ grep -q "no Triton kernels" "$T/profile.log" || fail "kgate profile does not say
 [ "$rc" = 0 ] || fail "kgate run exited $rc"
 grep -q "remeasure vs eager" "$T/run.log" || fail "no re-measure against eager"
 grep -q "remeasure vs compile-max-autotune" "$T/run.log" || fail "no re-measure against max-autotune"
+# --cache: the workers' compile caches live there, not in OUT/cache
+grep -q "compile caches: $T/cache (kept across runs)" "$T/run.log" || fail "the run does not name its --cache"
+[ -d "$T/cache/inductor/fxgraph" ] || fail "torch.compile's models are not cached in --cache"
+[ ! -e "$T/out/cache" ] || fail "a run with --cache made OUT/cache too"
 ! grep -q "remeasure vs compile:" "$T/run.log" || fail "torch.compile's model, the baseline, was timed again"
 check_consistent "$T/out"
 "$PY" - "$T" <<'PYEOF'
@@ -99,12 +104,19 @@ PYEOF
 # A suite that gives torch_references narrows a KernelBench problem's reference columns to
 # those it lists: here eager alone, so no max-autotune compile (a nightly job short of GPU
 # time skips its 15-70 s per GEMM).
+# It also keeps the compile caches of the first run ($KGATE_CACHE_DIR, as a nightly job
+# sets it): 6_ReLU's torch.compile model is found there, so the cache gains nothing.
+touch "$T/cache.mark"
 set +e
-"$KGATE_BIN" run "$SRC/tests/fixtures/kbcompiled/suites/kbc-eager.yaml" --out "$T/eager" >"$T/eager.log" 2>&1
+KGATE_CACHE_DIR="$T/cache" "$KGATE_BIN" run "$SRC/tests/fixtures/kbcompiled/suites/kbc-eager.yaml" \
+  --out "$T/eager" >"$T/eager.log" 2>&1
 rc=$?
 set -e
 cat "$T/eager.log"
 [ "$rc" = 0 ] || fail "kgate run (torch_references: [eager]) exited $rc"
+new_entries=$(find "$T/cache" -type f -newer "$T/cache.mark" | head -5)
+[ -z "$new_entries" ] || fail "a second run with the same cache compiled 6_ReLU again: $new_entries"
+[ ! -e "$T/eager/cache" ] || fail "a run with \$KGATE_CACHE_DIR made OUT/cache too"
 grep -q "remeasure vs eager" "$T/eager.log" || fail "no re-measure against eager"
 ! grep -q "remeasure vs compile-max-autotune" "$T/eager.log" || fail "max-autotune timed though the suite lists eager alone"
 "$PY" - "$T/eager" <<'PYEOF'
