@@ -23,6 +23,7 @@
 #include "core/dir_lock.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/paths.h"
 #include "core/subprocess.h"
 #include "protocol/messages.h"
 #include "worker/worker.h"
@@ -48,18 +49,13 @@ extern "C" void on_signal(int sig) {
   std::signal(sig, SIG_DFL);
 }
 
-const char* env_cache_dir() {
-  const char* v = std::getenv("KGATE_CACHE_DIR");
-  return v && *v ? v : nullptr;
-}
-
 // Where the run's workers keep their compile caches (Inductor's and Triton's, the native
 // builds, the torch forms): --cache, else $KGATE_CACHE_DIR, else OUT/cache. Absolute: the
 // workers' sandbox names it writable.
 std::string run_cache_dir(const RunOptions& o) {
-  if (!o.cache.empty()) return fs::absolute(fs::path(o.cache)).lexically_normal().string();
-  if (const char* env = env_cache_dir()) return fs::absolute(fs::path(env)).lexically_normal().string();
-  return (fs::absolute(fs::path(o.out)) / "cache").lexically_normal().string();
+  if (!o.cache.empty()) return paths::absolute(o.cache);
+  if (std::string kept = paths::kept_cache_dir(); !kept.empty()) return kept;
+  return paths::absolute((fs::path(o.out) / "cache").string());
 }
 
 // The search's view of the gates, over the real Evaluator (one kgate-native worker).
@@ -324,7 +320,7 @@ ExitCode run_on_gpus(const RunOptions& o) {
     if (seed) args.insert(args.end(), {"--seed", std::to_string(*seed)});
     if (!o.db.empty()) args.insert(args.end(), {"--db", o.db});
     // One cache for every shard when the run keeps one; else each shard's OUT/cache.
-    if (!o.cache.empty() || env_cache_dir()) args.insert(args.end(), {"--cache", run_cache_dir(o)});
+    if (!o.cache.empty() || !paths::kept_cache_dir().empty()) args.insert(args.end(), {"--cache", run_cache_dir(o)});
     log::info("gpu " + gpus[k] + ": kgate run --shard " + std::to_string(k + 1) + "/" + std::to_string(n) +
               " -> " + dir);
     core::SpawnSpec spec;
@@ -535,7 +531,7 @@ ExitCode cmd_run(const RunOptions& o) {
   so.shard = shard;
   so.config_hash = hash;
   const std::string cache_dir = run_cache_dir(o);
-  if (cache_dir != (fs::absolute(fs::path(o.out)) / "cache").lexically_normal().string()) {
+  if (cache_dir != paths::absolute((fs::path(o.out) / "cache").string())) {
     so.cache_dir = cache_dir;
     log::info("compile caches: " + cache_dir + " (kept across runs)");
   }

@@ -40,4 +40,9 @@ std::string absolute(const std::string& p) {
   return ec ? p : a.lexically_normal().string();
 }
 
+std::string kept_cache_dir() {
+  const char* v = std::getenv("KGATE_CACHE_DIR");
+  return v && *v ? absolute(v) : std::string();
+}
+
 }  // namespace kgate::paths

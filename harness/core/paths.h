@@ -27,4 +27,8 @@ std::string builtin_gpus_dir();
 // "b", no symlinks resolved); `p` unchanged when the working directory cannot be read.
 std::string absolute(const std::string& p);
 
+// $KGATE_CACHE_DIR made absolute: the compile caches kept across runs (torch.compile's
+// models, Triton and native builds); "" when unset. `kgate run --cache` overrides it.
+std::string kept_cache_dir();
+
 }  // namespace kgate::paths

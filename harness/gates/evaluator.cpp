@@ -596,6 +596,9 @@ struct Evaluator::Impl {
 Evaluator::Evaluator(config::NativeProblem problem, EvalOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->problem = std::move(problem);
   impl_->opt = std::move(options);
+  // No cache named (kgate bench, kgate check): the kept one when $KGATE_CACHE_DIR names
+  // it, else the worker's default (~/.cache/kgate).
+  if (impl_->opt.cache_dir.empty()) impl_->opt.cache_dir = paths::kept_cache_dir();
   impl_->op = ops::find_op(impl_->problem.op);
   if (!impl_->op && impl_->problem.kind != "kernelbench") {
     throw UsageError(impl_->problem.loc.str() + ": error: problem " + impl_->problem.id + ": unknown op '" +
