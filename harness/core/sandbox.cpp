@@ -372,6 +372,32 @@ std::uint64_t host_memory_total(const std::string& meminfo) { return meminfo_byt
 
 std::int64_t oom_kill_count(const std::string& vmstat) { return proc_field(vmstat, "oom_kill "); }
 
+std::uint64_t memory_cgroup_limit(const std::string& proc_cgroup, const std::string& root) {
+  std::ifstream in(proc_cgroup);
+  std::string line;
+  std::vector<std::string> files;  // v2 first: a hybrid host lists both
+  while (std::getline(in, line)) {
+    const auto c1 = line.find(':');
+    const auto c2 = c1 == std::string::npos ? c1 : line.find(':', c1 + 1);
+    if (c2 == std::string::npos) continue;
+    const std::string controllers = line.substr(c1 + 1, c2 - c1 - 1), path = line.substr(c2 + 1);
+    if (line.compare(0, c1, "0") == 0 && controllers.empty())
+      files.insert(files.begin(), root + path + "/memory.max");
+    else if (("," + controllers + ",").find(",memory,") != std::string::npos)
+      files.push_back(root + "/memory" + path + "/memory.limit_in_bytes");
+  }
+  for (const auto& f : files) {
+    std::ifstream lim(f);
+    std::string v;
+    if (!(lim >> v) || v == "max") continue;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+    // v1 says "unlimited" with a number near 2^63.
+    if (end && *end == '\0' && n > 0 && n < (1ull << 62)) return static_cast<std::uint64_t>(n);
+  }
+  return 0;
+}
+
 std::string describe(const Sandbox& s) {
   if (!s.enabled) return "off (KGATE_SANDBOX=off)";
   const SandboxSupport& sup = sandbox_support();

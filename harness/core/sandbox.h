@@ -103,6 +103,11 @@ std::uint64_t host_memory_total(const std::string& meminfo = "/proc/meminfo");
 // /proc/vmstat, Linux 4.13 and later; a memory cgroup's kills count too); -1 when unknown.
 // A worker killed by SIGKILL while this count rose was ended for want of memory.
 std::int64_t oom_kill_count(const std::string& vmstat = "/proc/vmstat");
+// The memory limit of this process's memory cgroup (a container's), in bytes: cgroup v2's
+// memory.max, else v1's memory.limit_in_bytes, under `root`, for the cgroup `proc_cgroup`
+// names; 0 when there is none, it is unlimited, or it cannot be read.
+std::uint64_t memory_cgroup_limit(const std::string& proc_cgroup = "/proc/self/cgroup",
+                                  const std::string& root = "/sys/fs/cgroup");
 
 // One line: what the sandbox of `s` holds on this machine. "off" when disabled.
 // "files: writable only beneath 4 directories (Landlock ABI 7); network: none (namespace);

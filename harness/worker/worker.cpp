@@ -284,7 +284,10 @@ std::string Worker::outside_kill(std::int64_t oom_kills_before) const {
   if (oom_kills_before < 0 || now < 0)
     return "killed by SIGKILL from outside kgate (the OOM killer, or a kill -9)";
   if (now == oom_kills_before) return "killed by SIGKILL from outside kgate (a kill -9, not the OOM killer)";
-  const std::uint64_t total = core::host_memory_total();
+  const std::uint64_t total = core::host_memory_total(), limit = core::memory_cgroup_limit();
+  if (limit > 0 && (total == 0 || limit < total))
+    return "killed by the kernel's OOM killer: out of memory (its memory cgroup's limit, " +
+           core::fmt_bytes(static_cast<long double>(limit)) + ")";
   return "killed by the kernel's OOM killer: this machine ran out of memory" +
          (total > 0 ? " (" + core::fmt_bytes(static_cast<long double>(total)) + " in all)" : std::string());
 }

@@ -208,6 +208,28 @@ TEST(ConfigLoader, MemAvailableIsReadFromMeminfo) {
   fs::remove(f);
 }
 
+// A container's memory limit, as its cgroup says it: v2's memory.max, v1's
+// memory.limit_in_bytes (a number near 2^63 is v1's "unlimited").
+TEST(ConfigLoader, TheMemoryCgroupLimitIsReadForV2AndV1) {
+  const fs::path root = fs::path(::testing::TempDir()) / ("kgate_cgroup_" + std::to_string(getpid()));
+  const fs::path self = root / "self_cgroup";
+  fs::create_directories(root / "kubepods" / "pod1");
+  fs::create_directories(root / "memory" / "docker" / "abc");
+  std::ofstream(self) << "0::/kubepods/pod1\n";
+  std::ofstream(root / "kubepods" / "pod1" / "memory.max") << "34359738368\n";
+  EXPECT_EQ(core::memory_cgroup_limit(self.string(), root.string()), std::uint64_t{34359738368});
+  std::ofstream(root / "kubepods" / "pod1" / "memory.max", std::ios::trunc) << "max\n";
+  EXPECT_EQ(core::memory_cgroup_limit(self.string(), root.string()), 0u);
+  std::ofstream(self, std::ios::trunc) << "12:pids:/docker/abc\n4:memory:/docker/abc\n0::/\n";
+  std::ofstream(root / "memory" / "docker" / "abc" / "memory.limit_in_bytes") << "8589934592\n";
+  EXPECT_EQ(core::memory_cgroup_limit(self.string(), root.string()), std::uint64_t{8589934592});
+  std::ofstream(root / "memory" / "docker" / "abc" / "memory.limit_in_bytes", std::ios::trunc)
+      << "9223372036854771712\n";
+  EXPECT_EQ(core::memory_cgroup_limit(self.string(), root.string()), 0u);
+  EXPECT_EQ(core::memory_cgroup_limit((root / "none").string(), root.string()), 0u);
+  fs::remove_all(root);
+}
+
 TEST(ConfigLoader, GoodNativeProblemEveryKey) {
   Diagnostics d;
   auto p = parse_native_problem_file(fixture("good/native/softmax.yaml"), d, fake_ops());
