@@ -99,7 +99,9 @@ struct Loader {
 
   void load_file(const std::string& path, std::optional<FileKind> kind) {
     if (!first_time(path)) return;
-    if (!kind) kind = file_kind_by_keys(path);
+    const int errors_before = diags.error_count();
+    if (!kind) kind = file_kind_by_keys(path, &diags);
+    if (!kind && diags.error_count() > errors_before) return;  // unreadable, empty, not YAML: said
     if (!kind) {
       diags.error(SourceLoc{path, 0, 0},
                   "cannot tell what kind of config this is: put it under a directory named "

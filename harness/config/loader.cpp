@@ -920,15 +920,16 @@ T strict(std::optional<T> v, const Diagnostics& diags) {
 
 }  // namespace
 
-std::optional<FileKind> file_kind_by_keys(const std::string& path) {
-  core::ReadResult text = core::read_file(path, core::kConfigReadCap);
-  if (!text.ok()) return std::nullopt;
-  YAML::Node root;
-  try {
-    root = YAML::Load(text.bytes);
-  } catch (const YAML::Exception&) {
-    return std::nullopt;
-  }
+std::optional<FileKind> file_kind_by_keys(const std::string& path, Diagnostics* diags) {
+  // Read and parsed as every config is (read_text, parse_document): a file that cannot be
+  // read or is not YAML gets that error, at its position, in `diags` when one is given.
+  Diagnostics local;
+  Diagnostics& d = diags ? *diags : local;
+  const std::optional<std::string> text = read_text(path, d);
+  if (!text) return std::nullopt;
+  const std::optional<YAML::Node> doc = parse_document(path, *text, d);
+  if (!doc) return std::nullopt;
+  const YAML::Node& root = *doc;
   if (!root.IsMap()) return std::nullopt;
   // A kind's own keys: those of its parser's key list that no other kind's list has (a
   // suite's `levels`, a GPU target's `match`, a level's `root`, a problem's `op`; `id`,

@@ -31,8 +31,9 @@ std::string_view to_string(FileKind k);  // "gpu target", "level", "suite", "nat
 std::optional<FileKind> file_kind_of(const std::string& path);
 // The kind a file outside those directories is, by its top-level keys (a suite's `levels`
 // or `budget`, a GPU target's `match`, a level's `root`, a problem's `op`): nullopt when it
-// cannot be read as a YAML mapping, has none of them, or has keys of two kinds.
-std::optional<FileKind> file_kind_by_keys(const std::string& path);
+// cannot be read as a YAML mapping, has none of them, or has keys of two kinds. A file that
+// cannot be read, is empty or is not valid YAML gets that error (file:line:col) in `diags`.
+std::optional<FileKind> file_kind_by_keys(const std::string& path, Diagnostics* diags = nullptr);
 
 // How a native problem's `op` is resolved; tests substitute their own ops.
 struct OpCatalog {

@@ -287,6 +287,27 @@ TEST(ConfigCatalog, ASuiteOutsideSuitesIsToldByItsKeys) {
   fs::remove_all(root);
 }
 
+// A file outside the known directories that is not valid YAML (or is empty) gets the
+// parser's error at its line, as one inside them does -- not "cannot tell what kind".
+TEST(ConfigCatalog, AFileOfNoKnownDirectoryThatIsNotYamlGetsTheSyntaxErrorAtItsLine) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("kgate_kind_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path bad = dir / "t.yaml", empty = dir / "e.yaml";
+  std::ofstream(bad) << "version: 1\nid: x\nlevels: [level1\ngpus: [h200]\n";
+  std::ofstream(empty) << "";
+  Diagnostics d;
+  load_catalog({bad.string(), empty.string()}, d, fake_ops());
+  EXPECT_EQ(d.error_count(), 2) << d.str();
+  EXPECT_NE(d.str().find(bad.string() + ":4:5: error: invalid YAML: end of sequence flow not found"),
+            std::string::npos)
+      << d.str();
+  EXPECT_NE(d.str().find(empty.string() + ":1:1: error: file is empty"), std::string::npos) << d.str();
+  EXPECT_EQ(d.str().find("cannot tell what kind"), std::string::npos) << d.str();
+  EXPECT_EQ(file_kind_by_keys(bad.string()), std::nullopt);  // no diagnostics asked for: none kept
+  fs::remove_all(dir);
+}
+
 TEST(ConfigCatalog, StrictPlanOfASuiteFile) {
   Plan plan = plan_suite_file(fixture("good/suites/minimal.yaml"));
   EXPECT_EQ(plan.suite.id, "minimal");
