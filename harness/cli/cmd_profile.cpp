@@ -94,6 +94,7 @@ ExitCode cmd_profile(const ProfileOptions& o) {
   opt.backend = device == "cpu" ? "host" : "cuda";
   opt.request_timeout_s = o.timeout_s;
   opt.run_performance = false;
+  opt.inventory_only = true;  // no probe runs of the reference, no float64 truth
   if (!o.kernels_dir.empty()) opt.writable.push_back(o.kernels_dir);  // the inventory writes there
   gates::Evaluator eval(problem, opt);
   if (!o.kernels_dir.empty()) fs::create_directories(o.kernels_dir);

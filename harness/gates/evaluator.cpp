@@ -166,6 +166,7 @@ struct Evaluator::Impl {
       ps.mode = "compiled";
       ps.compile_mode = problem.kernelbench_baseline == "compile-max-autotune" ? "max-autotune-no-cudagraphs" : "default";
       ps.kernels_dir = opt.kernels_dir;
+      ps.inventory_only = opt.inventory_only;
     }
     r = w.call("load_problem", Json{{"problem", Json(ps)}}, opt.request_timeout_s);
     if (!r.good()) {

@@ -25,6 +25,9 @@ struct EvalOptions {
   // workspace's kernels/, so kept kernels compose and the final re-measure runs the whole
   // set); "" = only the candidate file itself.
   std::string kernels_dir;
+  // Compiled mode: the problem is loaded for its inventory alone (kgate profile): no probe
+  // of the reference, no float64 truth; evaluate/remeasure are refused by the worker.
+  bool inventory_only = false;
   // Directories the worker itself writes (kgate profile --kernels-dir), besides the cache
   // and a compiled-mode workspace: everything else is read-only to the sandboxed worker
   // and the candidate code it runs (core/sandbox.h).

@@ -84,9 +84,12 @@ struct ProblemSpec {
   std::string mode = "model";
   std::string kernels_dir;                  // compiled: the workspace's kernel files
   std::string compile_mode = "default";     // compiled: "default" | "max-autotune-no-cudagraphs"
+  // compiled: loaded for `inventory` alone (kgate profile): the reference is not probed and
+  // no float64 truth is computed; ops that check or time are refused.
+  bool inventory_only = false;
 };
 KGATE_WIRE_PARAMS(ProblemSpec, id, kind, op, reference_source, path,
-                                                variant, mode, kernels_dir, compile_mode)
+                                                variant, mode, kernels_dir, compile_mode, inventory_only)
 
 struct TensorInfo {
   std::string name;

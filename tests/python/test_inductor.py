@@ -453,6 +453,26 @@ def test_load_problem_mode_parameters(cw):
     assert r["mode"] == "compiled"
 
 
+def test_a_problem_loaded_for_its_inventory_only_is_not_probed_and_not_judged(cw):
+    """kgate profile's load (problem.inventory_only): the model and weights, no probe runs
+    of the reference and no float64 truth; the inventory works, checks and compiles are
+    refused until the problem is loaded again without it."""
+    w, tmp = cw
+    bad = {"kind": "kernelbench", "path": str(KB / "relu.py"), "variant": "small"}
+    assert "needs problem.mode 'compiled'" in w.error(
+        "load_problem", "bad_request", problem={**bad, "inventory_only": True})
+    r = _load(w, "relu.py", inventory_only=True)
+    assert r["inventory_only"] is True and r["inputs"] == [] and r["outputs"] == [], r
+    inv = w.ok("inventory", timeout=300)
+    assert inv["inventory_version"] == 1 and inv["graphs"] == 1, inv
+    assert "inventory only" in w.error("check", "bad_request", slot="candidate")
+    assert "inventory only" in w.error("compile", "bad_request", slot="candidate",
+                                       source_path=str(KB / "relu.py"))
+    assert "inventory only" in w.error("time", "bad_request", slots=["candidate"])
+    r = _load(w, "relu.py")  # loaded again to be judged: probed, its truth placed
+    assert "inventory_only" not in r and r["inputs"] and r["truth"], r
+
+
 def test_inventory_before_load_is_no_problem(tmp_path):
     w = Worker(tmp_path / "w.stderr")
     try:

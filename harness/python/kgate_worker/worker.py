@@ -239,6 +239,7 @@ class Problem:
         self.ref_spread = 0.0         # relative spread of two runs on identical inputs
         self.ref_nondeterministic = ""
         self.mode = "model"           # "compiled": dispatch-aware mode (inductor.py)
+        self.inventory_only = False   # loaded for `inventory` alone (kgate profile): not probed
         self.kernels_dir = ""
         self.compile_mode = "default"
         self.compiled_ref = None      # inductor.CompiledReference, built on first use
@@ -339,9 +340,22 @@ class Worker:
 
     def handlers(self) -> dict:
         ops = {"hello": self.hello, "load_problem": self.load_problem,
-               "inventory": self.inventory, "compile": self.compile, "check": self.check, "time": self.time,
+               "inventory": self.inventory, "compile": self._judging(self.compile),
+               "check": self._judging(self.check), "time": self._judging(self.time),
                "shutdown": self.shutdown}
         return {name: self._releasing(fn) for name, fn in ops.items()}
+
+    def _judging(self, fn):
+        """An op that compiles, checks or times against the reference: refused for a problem
+        loaded for its inventory alone (problem.inventory_only), whose reference was not
+        probed and whose truth was not placed."""
+        def run(params: dict) -> dict:
+            if self.problem is not None and self.problem.inventory_only:
+                raise bad_request("the problem was loaded for its inventory only "
+                                  "(problem.inventory_only): load it again without that to "
+                                  "compile, check or time")
+            return fn(params)
+        return run
 
     def _releasing(self, fn):
         """The op, then the CUDA caching allocator's free blocks handed back to the driver:
@@ -846,6 +860,10 @@ class Worker:
             raise bad_request(f"unknown problem.compile_mode '{compile_mode}' (expected "
                               f"{' or '.join(COMPILE_MODES)})")
         ref_rule = param(spec, "reference_op_rule", "bool", True, where="problem.")
+        inventory_only = param(spec, "inventory_only", "bool", False, where="problem.")
+        if inventory_only and mode != "compiled":
+            raise bad_request("problem.inventory_only needs problem.mode 'compiled' (an inventory "
+                              "is of torch.compile's model)")
         self._ensure_device()
         self._reset()
 
@@ -877,6 +895,7 @@ class Worker:
         p = Problem(path, module, tree, applied)
         p.mode, p.compile_mode = mode, compile_mode
         p.reference_op_rule = ref_rule
+        p.inventory_only = inventory_only
         p.kernels_dir = os.path.abspath(kernels_dir) if kernels_dir else ""
         self.problem = p
         try:
@@ -898,6 +917,12 @@ class Worker:
                 p.init_inputs = list(init) if isinstance(init, (list, tuple)) else [init]
                 p.ref_model = p.new_model(mod.Model, self.device)
                 p.master = {k: v.detach().clone() for k, v in p.ref_model.state_dict().items()}
+                if p.inventory_only:
+                    # An inventory needs the model's weights, not the reference's probe runs
+                    # or its float64 truth (a GPU-sized problem's truth alone is GBs).
+                    return {"inputs": [], "outputs": [], "variant_applied": p.variant_applied,
+                            "degenerate": "", "init_inputs": _short_repr(p.init_inputs),
+                            "mode": p.mode, "inventory_only": True}
                 probe = self._probe_reference(p)
             except (WorkerError, CannotJudge):
                 raise
