@@ -136,4 +136,3 @@ def reduce_partials(pf: torch.Tensor, pi: torch.Tensor) -> dict:
             "first_bad": first_bad if first_bad < NONE else -1,
             "worst_over_d": worst_over_d if worst_over_d >= 0.0 else -1.0,
             "worst_over": worst_over if worst_over_d >= 0.0 and worst_over < NONE else -1}
-
