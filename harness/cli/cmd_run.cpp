@@ -49,13 +49,19 @@ extern "C" void on_signal(int sig) {
   std::signal(sig, SIG_DFL);
 }
 
-// Where the run's workers keep their compile caches (Inductor's and Triton's, the native
-// builds, the torch forms): --cache, else $KGATE_CACHE_DIR, else OUT/cache. Absolute: the
-// workers' sandbox names it writable.
-std::string run_cache_dir(const RunOptions& o) {
-  if (!o.cache.empty()) return paths::absolute(o.cache);
-  if (std::string kept = paths::kept_cache_dir(); !kept.empty()) return kept;
-  return paths::absolute((fs::path(o.out) / "cache").string());
+// The run's own compile caches: OUT/cache, absolute (the workers' sandbox names it writable).
+std::string own_cache_dir(const RunOptions& o) { return paths::absolute((fs::path(o.out) / "cache").string()); }
+
+// The compile caches the run was told to keep across runs (Inductor's and Triton's, the
+// native builds, the torch forms): --cache, else $KGATE_CACHE_DIR, absolute; "" when neither.
+std::string given_cache_dir(const RunOptions& o) {
+  return !o.cache.empty() ? paths::absolute(o.cache) : paths::kept_cache_dir();
+}
+
+// That directory when it is not the run's own OUT/cache; "" when the run uses OUT/cache.
+std::string kept_cache_dir(const RunOptions& o) {
+  const std::string given = given_cache_dir(o);
+  return given == own_cache_dir(o) ? std::string() : given;
 }
 
 // The search's view of the gates, over the real Evaluator (one kgate-native worker).
@@ -320,7 +326,7 @@ ExitCode run_on_gpus(const RunOptions& o) {
     if (seed) args.insert(args.end(), {"--seed", std::to_string(*seed)});
     if (!o.db.empty()) args.insert(args.end(), {"--db", o.db});
     // One cache for every shard when the run keeps one; else each shard's OUT/cache.
-    if (!o.cache.empty() || !paths::kept_cache_dir().empty()) args.insert(args.end(), {"--cache", run_cache_dir(o)});
+    if (const std::string given = given_cache_dir(o); !given.empty()) args.insert(args.end(), {"--cache", given});
     log::info("gpu " + gpus[k] + ": kgate run --shard " + std::to_string(k + 1) + "/" + std::to_string(n) +
               " -> " + dir);
     core::SpawnSpec spec;
@@ -530,11 +536,9 @@ ExitCode cmd_run(const RunOptions& o) {
       throw UsageError("run id '" + so.run_id + "': use letters, digits, '-', '_' and '.' only (it names git refs)");
   so.shard = shard;
   so.config_hash = hash;
-  const std::string cache_dir = run_cache_dir(o);
-  if (cache_dir != paths::absolute((fs::path(o.out) / "cache").string())) {
-    so.cache_dir = cache_dir;
-    log::info("compile caches: " + cache_dir + " (kept across runs)");
-  }
+  so.cache_dir = kept_cache_dir(o);
+  if (!so.cache_dir.empty()) log::info("compile caches: " + so.cache_dir + " (kept across runs)");
+  const std::string cache_dir = so.cache_dir.empty() ? own_cache_dir(o) : so.cache_dir;
   for (const auto* it : selected) so.planned.push_back(it->problem);
 
   auto factory = [&](const search::RunItem& item, const std::string& workspace, uint64_t seed)
