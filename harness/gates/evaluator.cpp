@@ -183,6 +183,9 @@ struct Evaluator::Impl {
       if (where == "host")
         log::info(problem.id + ": the float64 truth is computed on the host (" +
                   r.result.value("truth_note", std::string()) + ")");
+      else if (where == "sliced")
+        log::info(problem.id + ": the float64 truth is computed in slices of the batch (" +
+                  r.result.value("truth_note", std::string()) + ")");
       else if (where.rfind("cannot", 0) == 0)
         log::info(problem.id + ": the float64 truth: " + where);
     }

@@ -476,6 +476,112 @@ def test_case_that_cannot_fit_is_cannot_judge_not_a_failure(tmp_path):
     assert passes(w.check(atol=1e-4, rtol=1e-4))
 
 
+@pytest.mark.parametrize("batch,fixed,per_row,out,dev,host,cuda,want", [
+    # 23_Softmax on an 80 GB card: 4096 rows of 393216 (3 MiB in and out per row in f64),
+    # 30 GiB free: the 12 GiB truth is assembled on the device, slices of 768 rows
+    (4096, 0, 6 << 20, 12 * G, 30 * G, 100 * G, True, (768, "device")),
+    # 10 GiB free: the truth goes to the host, the slices use all that is free
+    (4096, 0, 6 << 20, 12 * G, 10 * G, 100 * G, True, (426, "host")),
+    (4096, 0, 6 << 20, 12 * G, 10 * G, 10 * G, True, None),    # nowhere to put the truth
+    (4096, 0, 6 << 20, 12 * G, 10 * G, 100 * G, False, None),  # the CPU: no other memory
+    (4096, 10 * G, 6 << 20, 1 * G, 40 * G, 100 * G, True, None),  # whole inputs fill it
+    (1, 0, 6 << 20, 1 * G, 40 * G, 100 * G, True, None),       # no batch to slice
+    (8, 0, 384, 1024, 2600, 2600, False, (1, "device")),        # the CPU test below
+])
+def test_plan_slices(batch, fixed, per_row, out, dev, host, cuda, want):
+    from kgate_worker.worker import plan_slices
+    assert plan_slices(batch, fixed, per_row, out, dev, host, cuda) == want
+
+
+def test_batch_rows_and_row_agreement(w):
+    import math
+    import torch
+    from kgate_worker.worker import batch_rows, row_agreement
+    x, wt = torch.zeros(8, 32), torch.zeros(32, 16)
+    assert batch_rows([x, wt, 3], [((8, 16), torch.float32)]) == (8, [True, False, False])
+    assert "no batch dimension" in batch_rows([x], [((), torch.float32)])
+    assert "leading dimension" in batch_rows([x], [((8, 4), torch.float32), ((4,), torch.float32)])
+    assert "no input leads" in batch_rows([wt], [((8, 16), torch.float32)])
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn(4, 5, generator=g, dtype=torch.float64)
+    more = torch.cat([a, torch.randn(4, 5, generator=g, dtype=torch.float64)])
+    assert row_agreement([a], [more], 4) == 0.0
+    assert row_agreement([a - a.mean(0)], [more - more.mean(0)], 4) > 1e-3
+    assert row_agreement([a[:, :4]], [more], 4) == math.inf          # shapes differ
+    nan = a.clone()
+    nan[1, 1] = float("nan")
+    assert row_agreement([nan], [more], 4) == math.inf               # NaN where none was
+    assert row_agreement([a.argmax(1)], [more.argmax(1)], 4) == 0.0  # integers: exact
+    assert row_agreement([a.argmax(1) + 1], [more.argmax(1)], 4) == math.inf
+
+
+CENTERED = """import torch
+import torch.nn as nn
+
+batch_size = 8
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(32, 16)
+
+    def forward(self, x):
+        y = self.lin(x)
+        return {body}
+
+
+def get_inputs():
+    return [torch.rand(batch_size, 32)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize("body,why", [
+    ("y", ""),                                          # row-separable: sliced
+    ("y - y.mean(dim=0, keepdim=True)", "not row-separable"),  # a batch statistic
+    ("y.reshape(batch_size, 16)", "the reference fails on"),   # needs the whole batch
+    ("y.view(batch_size, -1)", "other shapes"),                 # reshapes across rows
+])
+def test_a_truth_too_big_for_one_run_is_computed_in_slices_of_the_batch(tmp_path, body, why):
+    """A float64 run of the whole batch does not fit (the memory faked, on the CPU), the
+    truth itself does: a row-separable reference gets its truth in slices, equal to the
+    whole run's, and its candidate is judged; a reference whose rows depend on the batch is
+    refused slices with the reason, and with no room for one whole run it cannot be judged
+    (not a failure)."""
+    import torch
+    src = tmp_path / "centered.py"
+    src.write_text(CENTERED.format(body=body))
+    w = InProc()
+    w.worker._host_free = lambda: 2600  # 3072 B for one whole run; 1 row per slice fits
+    r = w.load(src)
+    p = w.worker.problem
+    if not why:
+        assert r["truth"] == "sliced" and p.truth_rows == "yes", r
+        assert "computed in 8 slices of at most 1 of its 8 rows" in r["truth_note"]
+        c = w.compile(as_model_new(src, tmp_path / "cand.py"), reference_op_rule=False)
+        assert c["compiled"], c
+        case = w.check(atol=1e-5, rtol=1e-5)
+        assert passes(case) and any("slices" in n for n in case["notes"]), case
+        inputs = w.worker.draw_inputs(7, "problem", torch.float32)
+        sliced = w.worker.truth(7, "problem", torch.float32, inputs)
+        del w.worker._host_free
+        whole = w.worker._run_f64(p, inputs, host=False)
+        assert torch.allclose(sliced[0], whole[0], rtol=1e-12, atol=1e-12)
+    else:
+        assert r["truth"].startswith("cannot: the float64 truth needs"), r
+        assert why in p.truth_rows, p.truth_rows
+        c = w.compile(as_model_new(src, tmp_path / "cand.py"), reference_op_rule=False)
+        assert c["compiled"], c
+        case = w.check()
+        assert case["cannot_judge"] and case["return_code"] == 0, case
+        del w.worker._host_free
+        assert passes(w.check(atol=1e-5, rtol=1e-5))
+
+
 def test_compare_in_chunks_matches_one_pass(monkeypatch):
     import torch
     from kgate_worker import stats

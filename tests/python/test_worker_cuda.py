@@ -279,3 +279,54 @@ def test_a_candidate_over_the_memory_cap_runs_out_of_memory_and_is_rejected(capp
     c = check_capped(capped_worker, tmp_path, OVER_CAP)
     assert c["return_code"] == 1 and c["error"].startswith(
         "out of device memory on inputs the reference runs in the same worker"), c
+
+
+SLICED = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return {body}
+
+
+def get_inputs():
+    return [torch.randn(512, 262144)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize("body,free,dest", [
+    ("torch.softmax(x, dim=1)", 768 << 20, "on the host"),  # 1 GiB truth: kept on the host
+    ("x.sum(dim=1)", 512 << 20, "on the device"),           # 4 KiB truth: on the device
+])
+def test_a_truth_too_big_for_the_device_is_computed_there_in_slices(tmp_path, body, free,
+                                                                     dest):
+    """The device's free memory faked below one float64 run of the whole batch (512 MiB
+    of float32 input, 1 GiB in float64): the truth is computed on the device in slices of
+    rows, equals the whole run's, and the reference as its own candidate passes."""
+    from inproc import InProc, as_model_new
+    src = tmp_path / "sliced.py"
+    src.write_text(SLICED.format(body=body))
+    w = InProc(backend="cuda")
+    w.worker._device_free = lambda: free
+    r = w.load(src)
+    p = w.worker.problem
+    assert r["truth"] == "sliced" and "slices of at most" in r["truth_note"], r
+    assert ("kept on the host" in r["truth_note"]) == (dest == "on the host")
+    assert w.compile(as_model_new(src, tmp_path / "cand.py"), reference_op_rule=False)[
+        "compiled"]
+    case = w.check(atol=1e-4, rtol=1e-4)
+    assert case["return_code"] == 0 and not case["cannot_judge"], case
+    assert all(o["over_tol"] == 0 for o in case["outputs"]), case
+    inputs = w.worker.draw_inputs(7, "problem", torch.float32)
+    sliced = w.worker.truth(7, "problem", torch.float32, inputs)
+    del w.worker._device_free
+    whole = w.worker._run_f64(p, inputs, host=False)
+    assert torch.allclose(sliced[0].to(whole[0].device), whole[0], rtol=1e-12, atol=1e-12)

@@ -104,6 +104,82 @@ def plan_truth(need: int, device_free: int, host_free: int, cuda: bool,
         return "host", why + "; computed on the host"
     return "cannot", why + f" and {_gib(host_free)} available on the host"
 
+SLICE_HEADROOM = 4        # a slice's float64 run may hold this x its inputs and outputs
+                          # (the model's intermediates), as the whole run's plan allows
+SLICE_AGREEMENT = 1e-9    # the row-separability check: max |difference| / max |output|
+
+
+def plan_slices(batch: int, fixed: int, per_row: int, out_bytes: int, device_free: int,
+                host_free: int, cuda: bool) -> tuple[int, str] | None:
+    """A float64 truth too big to compute in one run, computed in slices of the batch on
+    the device: (rows per slice, where the assembled truth goes: "device" | "host"), or
+    None when no slice fits. `fixed` is the float64 bytes of the inputs every slice takes
+    whole, `per_row` those of one row of the sliced inputs and of the outputs. The truth
+    is assembled on the device when it takes at most half of what is free there, else on
+    the host (a GPU only); each slice's run may hold SLICE_HEADROOM x its inputs and
+    outputs in what is left."""
+    if batch < 2 or per_row <= 0:
+        return None
+    if out_bytes <= device_free // 2:
+        dest, room = "device", device_free - out_bytes
+    elif cuda and out_bytes <= host_free // 2:
+        dest, room = "host", device_free
+    else:
+        return None
+    rows = (room // SLICE_HEADROOM - fixed) // per_row
+    if rows < 1:
+        return None
+    return min(int(rows), batch), dest
+
+
+def batch_rows(inputs: list, output_meta: list) -> tuple[int, list] | str:
+    """The batch a truth can be sliced along: (B, which inputs are sliced) when every output
+    has a leading dimension B >= 2 and some tensor input leads with B (those inputs are
+    sliced, the others passed whole), else why not. Whether the model is row-separable is
+    not decided here: the worker checks it on the reference (row_agreement)."""
+    if not output_meta or any(len(shape) == 0 for shape, _ in output_meta):
+        return "an output has no batch dimension"
+    lead = {int(shape[0]) for shape, _ in output_meta}
+    if len(lead) != 1 or next(iter(lead)) < 2:
+        return "the outputs do not share a leading dimension of 2 or more"
+    b = next(iter(lead))
+    t = _torch()
+    sliced = [isinstance(x, t.Tensor) and x.dim() > 0 and int(x.shape[0]) == b
+              for x in inputs]
+    if not any(sliced):
+        return f"no input leads with the outputs' {b} rows"
+    return b, sliced
+
+
+def row_agreement(part: list, whole: list, rows: int) -> float:
+    """How far the first `rows` rows of the outputs of a run on more rows (`whole`) are from
+    a run on those rows alone (`part`): max |difference| / max |output| over the floating
+    outputs; inf when shapes, non-finite positions or integer values differ."""
+    t = _torch()
+    if len(part) != len(whole):
+        return math.inf
+    worst = 0.0
+    for a, b in zip(part, whole):
+        b = b[:rows]
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return math.inf
+        if not (a.is_floating_point() or a.is_complex()):
+            if not t.equal(a, b):
+                return math.inf
+            continue
+        fa, fb = t.isfinite(a), t.isfinite(b)
+        if not t.equal(fa, fb) or not t.equal(a[~fa].nan_to_num(), b[~fb].nan_to_num()):
+            return math.inf
+        if not bool(fa.any()):
+            continue
+        da, db = a[fa], b[fb]
+        scale = float(da.abs().max())
+        diff = float((da - db).abs().max())
+        if diff > 0:
+            worst = max(worst, math.inf if scale == 0 else diff / scale)
+    return worst
+
+
 def place_truth(size: int, cache_budget: int, free_after: int, compute_s: float) -> str:
     """Where a float64 truth just computed on the device goes: "cache" (stays on the device,
     cached for the next check of the same inputs), "transient" (stays on the device for this
@@ -235,6 +311,9 @@ class Problem:
         self.oracle_skip = ""         # why the float64 truth is not usable ("" = it is)
         self.truth_note = ""          # where the truth went when not on the device
         self.truth_placed: set = set()  # placements said in the log (place_truth)
+        self.truth_rows: str = ""     # the float64 truth in slices of the batch: "" not yet
+                                      # asked, "yes" (row-separable), else why not
+        self.truth_sliced = ""        # how the last truth was sliced ("" = not sliced)
         self.ref_random = False       # forward draws random numbers (output follows the RNG)
         self.ref_spread = 0.0         # relative spread of two runs on identical inputs
         self.ref_nondeterministic = ""
@@ -515,17 +594,21 @@ class Worker:
         return _host_available() or (1 << 62)
 
     def _truth_f64(self, p: Problem, inputs: list) -> list | None:
-        """The float64 truth, on the device or (when it does not fit there) on the host;
-        None (p.oracle_skip set) when the reference does not run in float64."""
+        """The float64 truth: on the device in one run, or in slices of the batch when one
+        run does not fit there (`_sliced_f64`), or on the host; None (p.oracle_skip set)
+        when the reference does not run in float64."""
         where, why = plan_truth(self._truth_need(p, inputs), self._device_free(),
                                 self._host_free(), self.cuda, p.ref_random)
-        if where == "cannot":
-            raise CannotJudge(why)
         if where == "f32":
             self._skip_oracle(p, why)
             return None
+        p.truth_sliced = ""
+        outs = self._sliced_f64(p, inputs, why) if where in ("host", "cannot") else None
+        if outs is None and where == "cannot":
+            raise CannotJudge(why)
         try:
-            outs = self._run_f64(p, inputs, host=where == "host")
+            if outs is None:
+                outs = self._run_f64(p, inputs, host=where == "host")
         except (Exception, SystemExit) as e:
             if not (self.cuda and where == "device" and _is_oom(e)):
                 if _is_oom(e):
@@ -542,19 +625,23 @@ class Worker:
                                   "and the reference draws random numbers in forward: "
                                   "judged against the float32 reference")
                 return None
-            if self._truth_need(p, inputs) > self._host_free():
-                raise CannotJudge(f"the float64 truth ran out of device memory ({msg}) and "
-                                  f"needs ~{_gib(self._truth_need(p, inputs))} on the host, "
-                                  f"{_gib(self._host_free())} available") from None
-            why = f"the float64 truth ran out of device memory ({msg}); computed on the host"
-            try:
-                outs = self._run_f64(p, inputs, host=True)
-            except (Exception, SystemExit) as e2:
-                if _is_oom(e2):
-                    raise CannotJudge("out of memory computing the float64 truth on the "
-                                      "host too") from None
-                raise
-        if where == "host" or outs and outs[0].device.type == "cpu" and self.cuda:
+            why = f"the float64 truth ran out of device memory ({msg})"
+            outs = self._sliced_f64(p, inputs, why)
+            if outs is None and self._truth_need(p, inputs) > self._host_free():
+                raise CannotJudge(f"{why} and needs ~{_gib(self._truth_need(p, inputs))} on "
+                                  f"the host, {_gib(self._host_free())} available") from None
+            if outs is None:
+                why += "; computed on the host"
+                try:
+                    outs = self._run_f64(p, inputs, host=True)
+                except (Exception, SystemExit) as e2:
+                    if _is_oom(e2):
+                        raise CannotJudge("out of memory computing the float64 truth on the "
+                                          "host too") from None
+                    raise
+        if p.truth_sliced:
+            p.truth_note = p.truth_sliced
+        elif where == "host" or outs and outs[0].device.type == "cpu" and self.cuda:
             p.truth_note = why
         if outs is None:
             raise WorkerError("internal", "the reference Model returned no tensor(s) in "
@@ -569,23 +656,139 @@ class Worker:
             return None
         return outs
 
-    def _run_f64(self, p: Problem, inputs: list, host: bool) -> list | None:
-        dev = torch.device("cpu") if host else self.device
+    def _truth_model(self, p: Problem, host: bool):
+        """The reference in float64 (kept): on the device, or on the host for a truth
+        computed there."""
         attr = "truth_model_host" if host and self.cuda else "truth_model"
         m = getattr(p, attr)
         if m is None:
-            m = p.new_model(p.module.Model, dev)
+            m = p.new_model(p.module.Model, torch.device("cpu") if host else self.device)
             m.load_state_dict(p.master)
             m = m.to(torch.float64)
             setattr(p, attr, m)
-        args = [x.to(device=dev, dtype=torch.float64)
-                if isinstance(x, torch.Tensor) and x.is_floating_point()
-                else x.to(dev) if isinstance(x, torch.Tensor) else x for x in inputs]
+        return m
+
+    def _f64_call(self, model, inputs: list, device, rows: tuple | None = None,
+                  sliced: list | None = None) -> list | None:
+        """One seeded float64 call of `model` on copies of the inputs on `device`; with
+        `rows` (start, count), the inputs marked in `sliced` cut to those rows."""
+        args = []
+        for i, x in enumerate(inputs):
+            if isinstance(x, torch.Tensor):
+                if rows is not None and sliced[i]:
+                    x = x[rows[0]:rows[0] + rows[1]]
+                x = x.to(device=device, dtype=torch.float64 if x.is_floating_point()
+                         else x.dtype, copy=True)
+            args.append(x)
         torch.manual_seed(CALL_SEED)
-        outs = _as_outputs(m(*args))
+        outs = _as_outputs(model(*args))
         del args
         self.sync()
         return None if outs is None else [t.detach() for t in outs]
+
+    def _run_f64(self, p: Problem, inputs: list, host: bool) -> list | None:
+        return self._f64_call(self._truth_model(p, host), inputs,
+                              torch.device("cpu") if host else self.device)
+
+    def _sliced_f64(self, p: Problem, inputs: list, why: str) -> list | None:
+        """The float64 truth computed on the device in slices of the batch, for a truth too
+        big for one run there (`why`): assembled on the device, or on the host when it does
+        not fit beside the check's runs (`plan_slices`). Only for a reference that is
+        row-separable, checked once per problem on the reference itself: its first rows
+        alone against the same rows in a run of twice as many (SLICE_AGREEMENT); a batch
+        statistic, a reduction over the batch or a forward that needs the whole batch fails
+        that and the truth is computed whole, on the host. None when slices do not apply
+        (the reason is logged once); the note that they did is p.truth_sliced."""
+        if p.ref_random or p.truth_rows not in ("", "yes"):
+            return None
+        split = batch_rows(inputs, p.output_meta)
+        if isinstance(split, str):
+            self._no_slices(p, split)
+            return None
+        b, sliced = split
+        fixed = per_row = 0
+        for x, cut in zip(inputs, sliced):
+            if isinstance(x, torch.Tensor):
+                n = x.numel() * (8 if x.is_floating_point() else x.element_size())
+                fixed += 0 if cut else n
+                per_row += n // b if cut else 0
+        per_row += sum(8 * math.prod(shape[1:]) for shape, _ in p.output_meta)
+        out_bytes = 8 * sum(math.prod(shape) for shape, _ in p.output_meta)
+        plan = plan_slices(b, fixed, per_row, out_bytes, self._device_free(),
+                           self._host_free(), self.cuda)
+        if plan is None:
+            return None
+        rows, dest = plan
+        dest_dev = torch.device("cpu") if dest == "host" else self.device
+        outs: list | None = None
+        try:
+            model = self._truth_model(p, host=False)
+            if not p.truth_rows:
+                h = max(1, min(rows, b) // 2)
+                try:
+                    part = self._f64_call(model, inputs, self.device, (0, h), sliced)
+                    whole = self._f64_call(model, inputs, self.device, (0, 2 * h), sliced)
+                except (Exception, SystemExit) as e:
+                    if _is_oom(e):
+                        raise
+                    self._no_slices(p, f"the reference fails on {h} rows of its {b}: " +
+                                    source.exception_message(e).splitlines()[0][:200])
+                    return None
+                gap = (math.inf if part is None or whole is None
+                       else row_agreement(part, whole, h))
+                del part, whole
+                if gap > SLICE_AGREEMENT:
+                    self._no_slices(p, f"rows 0-{h - 1} alone " + (
+                        f"differ from the same rows of a {2 * h}-row run by {gap:.3g} (max "
+                        "|difference| / max |output|)" if gap < math.inf else
+                        f"give other shapes, dtypes, integer values or non-finite positions "
+                        f"than the same rows of a {2 * h}-row run") +
+                        ": the reference is not row-separable")
+                    return None
+                p.truth_rows = "yes"
+            start = slices = 0
+            while start < b:
+                n = min(rows, b - start)
+                try:
+                    part = self._f64_call(model, inputs, self.device, (start, n), sliced)
+                except (Exception, SystemExit) as e:
+                    if not _is_oom(e) or n == 1:
+                        raise
+                    del e
+                    rows = max(1, rows // 2)
+                    continue
+                if part is None or len(part) != len(p.output_meta) or any(
+                        tuple(t.shape) != (n,) + tuple(shape[1:])
+                        for t, (shape, _) in zip(part, p.output_meta)):
+                    self._no_slices(p, f"its outputs on rows {start}-{start + n - 1} do not "
+                                    "have the outputs' shapes cut to those rows")
+                    return None
+                if outs is None:
+                    outs = [torch.empty((b,) + tuple(t.shape[1:]), dtype=t.dtype,
+                                        device=dest_dev) for t in part]
+                for o, t in zip(outs, part):
+                    o[start:start + n].copy_(t)
+                del part
+                start += n
+                slices += 1
+        except (Exception, SystemExit) as e:
+            outs = None
+            if not _is_oom(e):
+                self._no_slices(p, "a slice failed: " +
+                                source.exception_message(e).splitlines()[0][:200])
+            return None
+        p.truth_sliced = (f"{why}: computed {'on the device ' if self.cuda else ''}in "
+                          f"{slices} slices of at most "
+                          f"{rows} of its {b} rows (the reference is row-separable)" +
+                          ("; kept on the host" if dest == "host" else ""))
+        return outs
+
+    def _no_slices(self, p: Problem, why: str) -> None:
+        """This problem's float64 truth is not computed in slices of the batch (why, said
+        once)."""
+        if not p.truth_rows:
+            _log(f"{p.path}: the float64 truth is not computed in slices of the batch: {why}")
+            p.truth_rows = why
 
     def _skip_oracle(self, p: Problem, why: str) -> None:
         """From now on this problem's truth is the float32 reference (entries of the float64
@@ -953,7 +1156,7 @@ class Worker:
         if p.oracle_skip:
             truth_where = "float32 reference"
         elif p.truth_note:
-            truth_where = "host"
+            truth_where = "sliced" if p.truth_sliced else "host"
         del first_inputs
         if self.cuda:  # before any candidate code runs (stats.warm_fused)
             from .stats import FUSED_MIN_ELEMENTS, warm_fused
