@@ -239,6 +239,12 @@ ExitCode cmd_bench(const BenchOptions& o) {
   std::string reason;
   for (const auto& g : v.gates)
     if (v.failed_gate && g.gate == *v.failed_gate) reason = g.reason;
+  if (gates::not_judged(v.gates)) {
+    // No verdict on the candidate: this machine could judge none of its cases.
+    std::printf("\nverdict: NOT JUDGED (%s on this machine) at the %s gate: %s\n", gates::kCannotJudgeProblem,
+                gate_word(*v.failed_gate).c_str(), reason.c_str());
+    return ExitCode::kInfra;
+  }
   std::printf("\nverdict: FAIL at the %s gate: %s\n", gate_word(*v.failed_gate).c_str(), reason.c_str());
   std::printf("reproduce: kgate bench --problem %s --candidate %s%s --seed %llu\n", o.problem.c_str(),
               o.candidate.c_str(), kb ? (backend == "host" ? " --device cpu" : " --device cuda") : "",

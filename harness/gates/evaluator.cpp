@@ -172,6 +172,8 @@ struct Evaluator::Impl {
     if (!r.good()) {
       if (r.error && r.error->kind == protocol::ErrorKind::kBadRequest)
         throw UsageError(problem.loc.str() + ": error: problem " + problem.id + " rejected by the worker: " + r.error->message);
+      if (r.error && r.error->kind == protocol::ErrorKind::kCannotJudge)
+        throw InfraError(std::string(kCannotJudgeProblem) + " on this machine: " + r.error->message);
       throw InfraError("worker could not load problem " + problem.id + ": " + r.describe() +
                        (r.stderr_tail.empty() ? "" : "\nworker stderr:\n" + r.stderr_tail));
     }
@@ -398,7 +400,8 @@ struct Evaluator::Impl {
     const bool none_judged = !g.rows.empty() && std::all_of(g.rows.begin(), g.rows.end(),
                                                             [](const CaseRow& r) { return r.not_judged; });
     if (none_judged) {
-      g.status = GateStatus::kFail;
+      g.status = GateStatus::kError;
+      g.fault = Fault::kCannotJudge;
       g.failed_case = g.rows.front().case_id;
       g.reason = "cannot judge: no case could be checked (" + g.rows.front().detail + ")";
     }

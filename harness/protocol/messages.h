@@ -19,12 +19,15 @@ inline constexpr int kExitAfterDeviceFault = 3;
 
 using Json = nlohmann::json;
 
-enum class ErrorKind { kBadRequest, kUnsupported, kNoProblem, kNoCandidate, kInternal };
+// kCannotJudge: the machine cannot hold the problem (the Python worker's load sizes it
+// first): kgate cannot judge it here, which says nothing of the code under test.
+enum class ErrorKind { kBadRequest, kUnsupported, kNoProblem, kNoCandidate, kInternal, kCannotJudge };
 NLOHMANN_JSON_SERIALIZE_ENUM(ErrorKind, {{ErrorKind::kBadRequest, "bad_request"},
                                          {ErrorKind::kUnsupported, "unsupported"},
                                          {ErrorKind::kNoProblem, "no_problem"},
                                          {ErrorKind::kNoCandidate, "no_candidate"},
-                                         {ErrorKind::kInternal, "internal"}})
+                                         {ErrorKind::kInternal, "internal"},
+                                         {ErrorKind::kCannotJudge, "cannot_judge"}})
 
 struct WireError {
   ErrorKind kind = ErrorKind::kInternal;

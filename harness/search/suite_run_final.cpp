@@ -99,9 +99,9 @@ void finalize(RunState& st, Problem& p, double wall_s, References references) {
   res.wall_s = (base ? base->wall_s : 0) + std::max(wall_s, p.spent_s());
   if (!base || !base->passed) {
     res.outcome = report::Outcome::kError;
-    const bool unjudged = base && base->reason.rfind("cannot judge", 0) == 0;
+    const bool unjudged = base && gates::not_judged(base->gates);
     res.reason = !base      ? "no baseline"
-                 : unjudged ? "kgate cannot judge this problem: " + base->reason
+                 : unjudged ? std::string(gates::kCannotJudgeProblem) + ": " + base->reason
                  : (st.aa_mode(p) ? "A/A false reject: the reference itself fails the " : "the starter fails the ") +
                        base->failed_gate + " gate: " + base->reason;
     res.baseline_us = base ? base->latency_us : 0;

@@ -41,11 +41,14 @@ NLOHMANN_JSON_SERIALIZE_ENUM(GateStatus, {{GateStatus::kPass, "pass"},
                                           {GateStatus::kSkipped, "skipped"}})
 
 // Why a worker-side failure happened, when it did.
-enum class Fault { kNone, kTimeout, kCrash, kWorkerError };
+// kCannotJudge: no case could be judged on this machine (a GPU-sized case whose float64
+// truth fits nowhere): the gate is an error of kgate's reach, not a verdict on the code.
+enum class Fault { kNone, kTimeout, kCrash, kWorkerError, kCannotJudge };
 NLOHMANN_JSON_SERIALIZE_ENUM(Fault, {{Fault::kNone, "none"},
                                      {Fault::kTimeout, "timeout"},
                                      {Fault::kCrash, "crash"},
-                                     {Fault::kWorkerError, "worker_error"}})
+                                     {Fault::kWorkerError, "worker_error"},
+                                     {Fault::kCannotJudge, "cannot_judge"}})
 
 // One row of a gate's table: a case (seed/shape/dtype/dist) and its numbers.
 struct CaseRow {
@@ -69,6 +72,16 @@ struct GateResult {
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GateResult, gate, status, reason, failed_case,
                                                 fault, elapsed_s, rows)
+
+// How every report and log names a problem kgate cannot judge on the machine at hand.
+inline constexpr const char* kCannotJudgeProblem = "kgate cannot judge this problem";
+
+// Whether one of these gates could judge no case (Fault::kCannotJudge).
+inline bool not_judged(const std::vector<GateResult>& gates) {
+  for (const auto& g : gates)
+    if (g.fault == Fault::kCannotJudge) return true;
+  return false;
+}
 
 // Speed of a candidate against its baseline (from interleaved samples).
 enum class SpeedVerdict { kFaster, kSame, kSlower, kUnknown };

@@ -662,3 +662,30 @@ def test_the_worker_passes_the_reference_starter_and_rejects_a_wrapper(w, tmp_pa
     wrapper.write_text(_REF_SRC + "\n\nclass ModelNew(Model):\n    pass\n")
     r = w.compile(wrapper)
     assert r["compiled"] is False and [f["rule"] for f in r["findings"]] == ["reference-op"], r
+
+
+def test_a_problem_the_machine_cannot_hold_is_refused_before_anything_is_allocated(tmp_path):
+    """Sized on the meta device: 1 TiB of input and of output on any test machine is
+    'cannot judge' (its own error kind), answered in a second, where drawing the inputs
+    would have ended with the OOM killer. A load for the inventory alone needs one run.
+    A problem that does not build on the meta device is loaded as before."""
+    import time
+    from kgate_worker.protocol import WorkerError
+    fx = AA.parent / "too_big.py"
+    w = InProc()
+    t0 = time.perf_counter()
+    with pytest.raises(WorkerError) as e:
+        w.load(fx, variant="")
+    assert time.perf_counter() - t0 < 30
+    assert e.value.kind == "cannot_judge"
+    assert e.value.message.startswith("loading the problem needs at least 4096.0 GiB (its "
+                                      "weights 0.0 GiB twice"), e.value.message
+    assert "of host memory available" in e.value.message
+    with pytest.raises(WorkerError) as e:
+        w.load(fx, variant="", mode="compiled", inventory_only=True)
+    assert e.value.message.startswith("loading the problem needs at least 2048.0 GiB")
+    src = tmp_path / "item.py"
+    src.write_text((AA / "matmul_scaling_residual.py").read_text().replace(
+        "return x\n", "return x * (1.0 + 0.0 * float(x.sum().item() > 1e30))\n"))
+    r = w.load(src)  # .item() has no data on the meta device: sized by the load itself
+    assert r["truth"] == "device", r

@@ -468,5 +468,48 @@ TEST(EvaluatorSetup, TheKernelScreenRevertsASlowKernelBeforeTheModelLevelGates) 
   fs::remove_all(dir);
 }
 
+
+// A KernelBench problem whose every case the worker cannot judge (a GPU-sized case whose
+// float64 truth fits nowhere): the correctness gate is an error of kgate's reach (status
+// error, fault cannot_judge), never a failure of the candidate; a run's result with it is
+// an infrastructure error (exit 3), not a gate failure (exit 1).
+TEST(EvaluatorSetup, ACaseNoneOfWhichCouldBeJudgedIsKgatesErrorNotTheCandidates) {
+  const fs::path dir = fs::temp_directory_path() / ("kgate_eval_unjudged_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path script = fake_cuda_worker(dir, "Fake GPU", R"SH(
+    compile) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"compiled\":true}}" ;;
+    check)
+      cases=$(printf '%s' "$line" | grep -o '"case_id":"[^"]*"' | sed 's/^/{/; s/$/,"cannot_judge":"the float64 truth needs ~9.0 GiB and the host has 1.0 GiB available","outputs":[]}/' | paste -sd, -)
+      echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"cases\":[$cases]}}" ;;)SH");
+  std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
+  std::ofstream(dir / "candidate.py") << "# a candidate the fake worker never reads\n";
+  const char* old_python = std::getenv("KGATE_PYTHON");
+  const std::string saved = old_python ? old_python : "";
+  ::setenv("KGATE_PYTHON", script.c_str(), 1);
+  ::setenv("KGATE_WORKER_SPARE", "0", 1);
+  config::NativeProblem p = config::kernelbench_problem("k0", (dir / "problem.py").string(), "eager");
+  EvalOptions o = options();
+  o.backend = "cuda";
+  o.writable = {dir.string()};
+  {
+    Evaluator ev(p, o);
+    CandidateVerdict v = ev.evaluate((dir / "candidate.py").string(), {}, "");
+    EXPECT_FALSE(v.passed);
+    ASSERT_TRUE(v.failed_gate.has_value());
+    EXPECT_EQ(*v.failed_gate, Gate::kCorrectness);
+    const GateResult& g = gate(v, Gate::kCorrectness);
+    EXPECT_EQ(g.status, GateStatus::kError);
+    EXPECT_EQ(g.fault, Fault::kCannotJudge);
+    EXPECT_EQ(g.reason.rfind("cannot judge: no case could be checked (", 0), 0u) << g.reason;
+    EXPECT_NE(g.reason.find("the float64 truth needs ~9.0 GiB"), std::string::npos) << g.reason;
+    EXPECT_TRUE(not_judged(v.gates));
+    EXPECT_EQ(gate(v, Gate::kPerformance).status, GateStatus::kSkipped);
+  }
+  if (saved.empty()) ::unsetenv("KGATE_PYTHON");
+  else ::setenv("KGATE_PYTHON", saved.c_str(), 1);
+  ::unsetenv("KGATE_WORKER_SPARE");
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kgate::gates

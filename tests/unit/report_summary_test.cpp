@@ -127,3 +127,28 @@ TEST(ReportSummary, GeomeanIgnoresNonPositive) {
 
 }  // namespace
 }  // namespace kgate::report
+
+namespace kgate::report {
+namespace {
+
+// A problem kgate could not judge on the machine (no case fit): an infrastructure error
+// (exit 3), where the same gate with a verdict on the code is a gate failure (exit 1).
+TEST(ReportSummary, AProblemKgateCannotJudgeIsAnErrorNotAGateFailure) {
+  ProblemResult r;
+  r.problem = "23_Softmax";
+  r.outcome = Outcome::kError;
+  r.reason = "kgate cannot judge this problem: cannot judge: no case could be checked (...)";
+  gates::GateResult g;
+  g.gate = gates::Gate::kCorrectness;
+  g.status = gates::GateStatus::kError;
+  g.fault = gates::Fault::kCannotJudge;
+  r.gates = {g};
+  EXPECT_EQ(classify(r, RunKind::kRun), FailureKind::kError);
+  EXPECT_EQ(exit_code_of({classify(r, RunKind::kRun)}, false), ExitCode::kInfra);
+  r.gates[0].status = gates::GateStatus::kFail;
+  r.gates[0].fault = gates::Fault::kNone;
+  EXPECT_EQ(classify(r, RunKind::kRun), FailureKind::kGateFailure);
+}
+
+}  // namespace
+}  // namespace kgate::report

@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 from . import PROTOCOL_VERSION
 
-ERROR_KINDS = ("bad_request", "unsupported", "no_problem", "no_candidate", "internal")
+ERROR_KINDS = ("bad_request", "unsupported", "no_problem", "no_candidate", "internal",
+               "cannot_judge")
 _MISSING = object()
 
 

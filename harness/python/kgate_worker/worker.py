@@ -1118,6 +1118,9 @@ class Worker:
             try:
                 init = mod.get_init_inputs()
                 p.init_inputs = list(init) if isinstance(init, (list, tuple)) else [init]
+                too_big = self._does_not_fit(p)
+                if too_big:
+                    raise WorkerError("cannot_judge", too_big)
                 p.ref_model = p.new_model(mod.Model, self.device)
                 p.master = {k: v.detach().clone() for k, v in p.ref_model.state_dict().items()}
                 if p.inventory_only:
@@ -1171,6 +1174,44 @@ class Worker:
                 "reference_nondeterministic": p.ref_nondeterministic,
                 "oracle_skip": p.oracle_skip, "truth": truth_where,
                 "truth_note": p.truth_note}
+
+    def _does_not_fit(self, p: Problem) -> str:
+        """Why this machine cannot hold what loading the problem holds, or "". Sized on the
+        meta device (no memory, no RNG draws): the reference's weights, one input set and
+        its outputs. The load keeps the weights twice (the model and their master copy)
+        and the probe holds an input set and two output sets beside them (one more input
+        set for the call), so 2 x each is the least it needs, intermediates not counted.
+        On the CPU that is compared with the host's available memory: past it, the kernel's
+        OOM killer, not kgate, would end the load. On a GPU with the device's whole memory
+        (an out-of-memory error there is caught; only a problem no free memory could hold
+        is refused here). "" when the problem does not build on the meta device (a
+        constructor or forward that needs real data): the load then finds out itself."""
+        mod = p.module
+        try:
+            with torch.device("meta"):
+                m = mod.Model(*p.init_inputs)
+                inputs = mod.get_inputs()
+                outs = _as_outputs(m(*inputs)) or []
+            weights = sum(t.numel() * t.element_size() for t in m.state_dict().values()
+                          if isinstance(t, torch.Tensor))
+            ins, out = _nbytes(list(inputs)), _nbytes(outs)
+        except (Exception, SystemExit):
+            return ""
+        runs = 1 if p.inventory_only else 2  # an inventory's load does not probe
+        need = 2 * weights + runs * (ins + out)
+        if self.cuda:
+            have = int((self.device_info or {}).get("memory_bytes") or 0)
+            if self.memory_cap:
+                have = min(have, int(self.memory_cap))
+            where = "device memory" + (" (this worker's cap)" if self.memory_cap else "")
+        else:
+            have, where = self._host_free(), "host memory available"
+        if not have or need <= have:
+            return ""
+        return (f"loading the problem needs at least {_gib(need)} (its weights "
+                f"{_gib(weights)} twice: the reference and their master copy; its inputs "
+                f"{_gib(ins)} and outputs {_gib(out)}" + (" twice: the reference's first runs"
+                if runs == 2 else "") + f") and this machine has {_gib(have)} of {where}")
 
     def _probe_reference(self, p: Problem) -> dict:
         """The reference on the inputs of seed 1 (kept: the first input set), again on the
