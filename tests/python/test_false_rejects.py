@@ -463,6 +463,9 @@ def test_truth_need_counts_float64_inputs_and_outputs(w):
 def test_case_that_cannot_fit_is_cannot_judge_not_a_failure(tmp_path):
     w = InProc()
     w.worker._host_free = lambda: 1000  # a fake free-memory figure: nothing fits
+    # the load's own sizing would refuse the problem first (its test is below): set aside
+    # here, where the truth's path is under test
+    w.worker._does_not_fit = lambda p: ""
     r = w.load(AA / "matmul_scaling_residual.py")
     assert r["truth"].startswith("cannot: the float64 truth needs")
     assert w.compile(as_model_new(AA / "matmul_scaling_residual.py", tmp_path / "m.py"))[
@@ -557,6 +560,7 @@ def test_a_truth_too_big_for_one_run_is_computed_in_slices_of_the_batch(tmp_path
     src.write_text(CENTERED.format(body=body))
     w = InProc()
     w.worker._host_free = lambda: 2600  # 3072 B for one whole run; 1 row per slice fits
+    w.worker._does_not_fit = lambda p: ""  # the load's own sizing (tested below) set aside
     r = w.load(src)
     p = w.worker.problem
     if not why:

@@ -102,14 +102,19 @@ def cuda_info(torch, index: int) -> dict:
             "driver": cuda_driver_version()}
 
 
-def copy_bandwidth_gbps(torch, device) -> float:
-    """Best of a few copies of a large buffer: (read + write bytes) / time, in GB/s. On
+def copy_bandwidth_gbps(torch, device, cap: int = 0) -> float:
+    """Best of a few copies of a large buffer: (read + write bytes) / time, in GB/s. A
+    worker whose device memory is capped (`cap` bytes) copies at most a quarter of it per
+    buffer (the two buffers must fit beside the CUDA context's share; still hundreds of MiB,
+    far past any L2). On
     the host, where other processes share the cores and load only ever lowers a copy's
     speed, more copies are tried (up to 20 within 0.3 s): a bandwidth read low puts the
     performance gate's roofline floor too high and rejects correct candidates (seen on
     a 2-core box under a parallel build: 5.8 GB/s, a correct candidate "below the floor")."""
     cuda = device.type == "cuda"
     nbytes = (1024 if cuda else 32) * 1024 * 1024  # 1 GiB on a GPU, as kgate-native
+    if cap:
+        nbytes = min(nbytes, max(64 << 20, cap // 4 >> 20 << 20))
     src = torch.empty(nbytes // 4, dtype=torch.float32, device=device).fill_(1.0)
     dst = torch.empty_like(src)
     dst.copy_(src)

@@ -970,7 +970,7 @@ class Worker:
         self.device, self.backend = device, backend
         clocks.watch(torch, triton=backend == "cuda")  # before any candidate is imported
         from .device import copy_bandwidth_gbps
-        info["copy_bandwidth_gbps"] = copy_bandwidth_gbps(torch, device)
+        info["copy_bandwidth_gbps"] = copy_bandwidth_gbps(torch, device, self.memory_cap)
         self.device_info = info
         return {"runner": RUNNER_NAME, "version": __version__, "protocol": 1,
                 "backend": backend, "device": info,
