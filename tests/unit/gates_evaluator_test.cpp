@@ -399,6 +399,23 @@ TEST(EvaluatorSetup, ABenchShapePastTheDevicesMemoryIsRefusedBeforeTheLoad) {
   fs::remove_all(dir);
 }
 
+// KGATE_PYTHON pointed at a fake worker script (no spare started ahead) while it lives.
+struct FakePython {
+  explicit FakePython(const fs::path& script) {
+    if (const char* old = std::getenv("KGATE_PYTHON")) saved = old;
+    ::setenv("KGATE_PYTHON", script.c_str(), 1);
+    ::setenv("KGATE_WORKER_SPARE", "0", 1);
+  }
+  ~FakePython() {
+    if (saved.empty()) ::unsetenv("KGATE_PYTHON");
+    else ::setenv("KGATE_PYTHON", saved.c_str(), 1);
+    ::unsetenv("KGATE_WORKER_SPARE");
+  }
+  FakePython(const FakePython&) = delete;
+  FakePython& operator=(const FakePython&) = delete;
+  std::string saved;
+};
+
 // Compiled mode's kernel-level screen, through a fake Python worker (KGATE_PYTHON): the
 // candidate's compile asks for a screen (the baseline's does not); an edited kernel timed
 // over the slack is reverted as a slowdown before any check, the model-level gates listed
@@ -418,10 +435,7 @@ TEST(EvaluatorSetup, TheKernelScreenRevertsASlowKernelBeforeTheModelLevelGates) 
     check) echo "{\"v\":1,\"id\":$id,\"ok\":false,\"error\":{\"kind\":\"internal\",\"message\":\"fake: no checks here\"}}" ;;)SH");
   std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
   std::ofstream(dir / "triton_poi_k_0.py") << "# kgate:kernel triton_poi_k_0\n";
-  const char* old_python = std::getenv("KGATE_PYTHON");
-  const std::string saved = old_python ? old_python : "";
-  ::setenv("KGATE_PYTHON", script.c_str(), 1);
-  ::setenv("KGATE_WORKER_SPARE", "0", 1);
+  const FakePython fake(script);
   config::NativeProblem p = config::kernelbench_problem("k0", (dir / "problem.py").string(), "compile");
   p.kernelbench_mode = "compiled";
   EvalOptions o = options();
@@ -462,9 +476,6 @@ TEST(EvaluatorSetup, TheKernelScreenRevertsASlowKernelBeforeTheModelLevelGates) 
     ASSERT_TRUE(v.failed_gate.has_value());
     EXPECT_EQ(*v.failed_gate, Gate::kCorrectness) << reason(v);
   }
-  if (saved.empty()) ::unsetenv("KGATE_PYTHON");
-  else ::setenv("KGATE_PYTHON", saved.c_str(), 1);
-  ::unsetenv("KGATE_WORKER_SPARE");
   fs::remove_all(dir);
 }
 
@@ -483,10 +494,7 @@ TEST(EvaluatorSetup, ACaseNoneOfWhichCouldBeJudgedIsKgatesErrorNotTheCandidates)
       echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"cases\":[$cases]}}" ;;)SH");
   std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
   std::ofstream(dir / "candidate.py") << "# a candidate the fake worker never reads\n";
-  const char* old_python = std::getenv("KGATE_PYTHON");
-  const std::string saved = old_python ? old_python : "";
-  ::setenv("KGATE_PYTHON", script.c_str(), 1);
-  ::setenv("KGATE_WORKER_SPARE", "0", 1);
+  const FakePython fake(script);
   config::NativeProblem p = config::kernelbench_problem("k0", (dir / "problem.py").string(), "eager");
   EvalOptions o = options();
   o.backend = "cuda";
@@ -505,9 +513,6 @@ TEST(EvaluatorSetup, ACaseNoneOfWhichCouldBeJudgedIsKgatesErrorNotTheCandidates)
     EXPECT_TRUE(not_judged(v.gates));
     EXPECT_EQ(gate(v, Gate::kPerformance).status, GateStatus::kSkipped);
   }
-  if (saved.empty()) ::unsetenv("KGATE_PYTHON");
-  else ::setenv("KGATE_PYTHON", saved.c_str(), 1);
-  ::unsetenv("KGATE_WORKER_SPARE");
   fs::remove_all(dir);
 }
 
