@@ -56,7 +56,7 @@ gates_pass "$TMP/print.json" static correctness oracle
 
 # A problem this machine cannot hold (1 TiB of input), sized on the meta device before
 # anything is allocated: not judged, an infrastructure error (exit 3), not a gate failure.
-run too_big 3 "kgate cannot judge this problem on this machine: loading the problem needs at least 4096.0 GiB" -- "${B[@]}" --problem "$FX/too_big.py" --candidate "$FX/too_big.py"
+run too_big 3 "kgate cannot judge this problem on this machine: judging it needs at least 5120.0 GiB" -- "${B[@]}" --problem "$FX/too_big.py" --candidate "$FX/too_big.py"
 
 # Usage errors: a missing problem, a baseline that is not a mode.
 run missing 2 "no such problem file" -- "${B[@]}" --problem "$FX/nope.py" --candidate "$FX/candidates/relu_clamp.py"

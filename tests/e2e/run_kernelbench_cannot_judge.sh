@@ -26,7 +26,7 @@ sed -e 's/^levels: .*/levels: [big]/' -e 's/^id: .*/id: big/' \
 rc_of "$KGATE_BIN" run "$T/cfg/suites/big.yaml" --out "$T/out" --run-id big-e2e >"$T/run.log" 2>&1
 cat "$T/run.log"
 [ "$rc" = 3 ] || fail "kgate run exited $rc, want 3 (an infrastructure error)"
-WHY="kgate cannot judge this problem on this machine: loading the problem needs at least 4096.0 GiB"
+WHY="kgate cannot judge this problem on this machine: judging it needs at least 5120.0 GiB"
 grep -qF "too_big: $WHY" "$T/run.log" || fail "the log does not say why too_big was not judged"
 grep -qF "(exit 3)" "$T/run.log" || fail "the run's last line does not say exit 3"
 "$PY" - "$T/out" "$WHY" <<'PYEOF'

@@ -682,12 +682,13 @@ def test_a_problem_the_machine_cannot_hold_is_refused_before_anything_is_allocat
         w.load(fx, variant="")
     assert time.perf_counter() - t0 < 30
     assert e.value.kind == "cannot_judge"
-    assert e.value.message.startswith("loading the problem needs at least 4096.0 GiB (its "
-                                      "weights 0.0 GiB twice"), e.value.message
+    assert e.value.message.startswith("judging it needs at least 5120.0 GiB (weights 0.0 GiB, "
+                                      "inputs 1024.0 GiB, outputs 1024.0 GiB: the weights "
+                                      "four times"), e.value.message
     assert "of host memory available" in e.value.message
     with pytest.raises(WorkerError) as e:
         w.load(fx, variant="", mode="compiled", inventory_only=True)
-    assert e.value.message.startswith("loading the problem needs at least 2048.0 GiB")
+    assert e.value.message.startswith("loading it for its inventory needs at least 2048.0 GiB")
     src = tmp_path / "item.py"
     src.write_text((AA / "matmul_scaling_residual.py").read_text().replace(
         "return x\n", "return x * (1.0 + 0.0 * float(x.sum().item() > 1e30))\n"))

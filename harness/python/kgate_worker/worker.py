@@ -1176,29 +1176,45 @@ class Worker:
                 "truth_note": p.truth_note}
 
     def _does_not_fit(self, p: Problem) -> str:
-        """Why this machine cannot hold what loading the problem holds, or "". Sized on the
-        meta device (no memory, no RNG draws): the reference's weights, one input set and
-        its outputs. The load keeps the weights twice (the model and their master copy)
-        and the probe holds an input set and two output sets beside them (one more input
-        set for the call), so 2 x each is the least it needs, intermediates not counted.
-        On the CPU that is compared with the host's available memory: past it, the kernel's
-        OOM killer, not kgate, would end the load. On a GPU with the device's whole memory
-        (an out-of-memory error there is caught; only a problem no free memory could hold
-        is refused here). "" when the problem does not build on the meta device (a
-        constructor or forward that needs real data): the load then finds out itself."""
+        """Why this machine cannot judge the problem at all, or "". Sized on the meta device
+        (no memory, no RNG draws): the reference's weights W, one input set I and its
+        outputs O, against the least the worker holds (intermediates not counted):
+        - on the CPU, judging a case: 4W (the reference, a candidate and their master
+          copies) + 2I (the drawn inputs and the check's buffers) + 3O (the float64 truth
+          and a candidate's output), against the host's available memory: past it the
+          kernel's OOM killer, not kgate, would end the worker;
+        - on a GPU, loading it: 2W + 2I + 2O (the probe's runs), against the device's whole
+          memory (or the worker's cap): an out-of-memory error there is caught and the
+          truth can be sliced, so only a problem no free memory could hold is refused;
+        - loaded for its inventory alone: 2W + I + O (one run).
+        "" when the problem does not build on the meta device (a constructor or forward
+        that needs real data): the load then finds out itself."""
         mod = p.module
         try:
             with torch.device("meta"):
                 m = mod.Model(*p.init_inputs)
                 inputs = mod.get_inputs()
                 outs = _as_outputs(m(*inputs)) or []
-            weights = sum(t.numel() * t.element_size() for t in m.state_dict().values()
-                          if isinstance(t, torch.Tensor))
-            ins, out = _nbytes(list(inputs)), _nbytes(outs)
+            w = sum(t.numel() * t.element_size() for t in m.state_dict().values()
+                    if isinstance(t, torch.Tensor))
+            i, o = _nbytes(list(inputs)), _nbytes(outs)
         except (Exception, SystemExit):
             return ""
-        runs = 1 if p.inventory_only else 2  # an inventory's load does not probe
-        need = 2 * weights + runs * (ins + out)
+        sizes = f"weights {_gib(w)}, inputs {_gib(i)}, outputs {_gib(o)}"
+        if p.inventory_only:
+            need = 2 * w + i + o
+            what = f"loading it for its inventory needs at least {{}} ({sizes}: the weights " \
+                   "twice, one run)"
+        elif self.cuda:
+            need = 2 * (w + i + o)
+            what = f"loading it needs at least {{}} ({sizes}: each twice, the reference's " \
+                   "first runs)"
+        else:
+            need, what = 4 * w + 2 * i + 3 * o, (
+                f"judging it needs at least {{}} ({sizes}: the weights four times, the "
+                "reference's and a candidate's with their master copies; the inputs twice, "
+                "drawn and in the check's buffers; the outputs three times, the float64 "
+                "truth and a candidate's output)")
         if self.cuda:
             have = int((self.device_info or {}).get("memory_bytes") or 0)
             if self.memory_cap:
@@ -1208,10 +1224,7 @@ class Worker:
             have, where = self._host_free(), "host memory available"
         if not have or need <= have:
             return ""
-        return (f"loading the problem needs at least {_gib(need)} (its weights "
-                f"{_gib(weights)} twice: the reference and their master copy; its inputs "
-                f"{_gib(ins)} and outputs {_gib(out)}" + (" twice: the reference's first runs"
-                if runs == 2 else "") + f") and this machine has {_gib(have)} of {where}")
+        return what.format(_gib(need)) + f" and this machine has {_gib(have)} of {where}"
 
     def _probe_reference(self, p: Problem) -> dict:
         """The reference on the inputs of seed 1 (kept: the first input set), again on the
