@@ -8,6 +8,8 @@
 # with the carried .sysroot.
 #
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
+#   or a recorded plan (tools/gpu-plans/NAME.env: steps and their settings):
+#   bash tools/gpu-plan.sh NAME [VAR=value ...]
 #   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep capture dispatch template aa compare study timers nativeslot knobs
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
 #          DISPATCH_AGENT picks its agent kind, default template; DISPATCH_PYTEST_K narrows
