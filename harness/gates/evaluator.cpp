@@ -83,7 +83,8 @@ struct Evaluator::Impl {
   config::NativeProblem problem;
   EvalOptions opt;
   const ops::Op* op = nullptr;
-  std::unique_ptr<worker::Worker> worker;
+  std::unique_ptr<worker::Worker> worker;  // the evaluator's own (main()); null once lent out
+  bool worker_used = false;  // it has compiled, checked, timed or inventoried since its load
   protocol::DeviceInfo device;
   protocol::HelloResult runtime;  // the last hello: device and software versions
   std::string baseline_id;  // path + content hash of the baseline compiled in the worker
@@ -538,6 +539,17 @@ struct Evaluator::Impl {
     std::vector<std::string> swapped, unchanged;
   };
 
+  // The evaluator's own worker for a gate or an inventory: started (and the problem
+  // loaded) again when a fresh one took it over.
+  worker::Worker& main() {
+    if (!worker) {
+      worker = std::make_unique<worker::Worker>(spec());
+      device = setup(*worker);
+    }
+    worker_used = true;
+    return *worker;
+  }
+
   Fresh fresh_worker(const std::string& candidate_path, const std::string& what) {
     Impl& m = *this;
     if (m.compiled() && m.opt.kernels_dir.empty() &&
@@ -545,6 +557,14 @@ struct Evaluator::Impl {
       throw InfraError(what + ": compiled mode without a kernel directory: the problem file alone is "
                        "torch.compile's model, there is no kernel set to measure");
     Fresh f;
+    if (m.worker && !m.worker_used) {
+      // The evaluator's own worker has done nothing since its load (an evaluator made for
+      // its re-measures alone): as fresh as a new one, and the load is not paid twice (a
+      // GPU-sized problem's load is seconds: its probe and float64 truth).
+      f.worker = std::move(m.worker);
+      f.device = m.device;
+      return f;
+    }
     f.worker = std::make_unique<worker::Worker>(m.spec());
     f.device = m.setup(*f.worker);
     return f;
@@ -634,7 +654,7 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
   v.seed = m.opt.seed;
 
   const std::string baseline = m.resolve_baseline(baseline_path);
-  m.compile_baseline(*m.worker, baseline);
+  m.compile_baseline(m.main(), baseline);
 
   v.degenerate = m.degenerate;
   std::vector<CorrectnessCase> cases = m.plan();
@@ -800,7 +820,7 @@ protocol::Json Evaluator::inventory(const std::string& dir, const std::string& s
     params["seed_min_bound"] = m.opt.thresholds.keep_threshold;
   }
   // A cold torch.compile of a level-3 network takes minutes: the compile budget applies.
-  worker::Reply r = m.worker->call("inventory", params,
+  worker::Reply r = m.main().call("inventory", params,
                                    m.compile_timeout() * (seed_mode.empty() ? 1 : 2) + m.opt.request_timeout_s);
   if (!r.good())
     throw InfraError("inventory of " + m.problem.id + " (torch.compile's kernels): " + r.describe() +

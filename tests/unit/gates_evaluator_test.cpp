@@ -516,5 +516,39 @@ TEST(EvaluatorSetup, ACaseNoneOfWhichCouldBeJudgedIsKgatesErrorNotTheCandidates)
   fs::remove_all(dir);
 }
 
+// An evaluator made for its re-measures alone (the run's references phase): its own worker,
+// which has run nothing since its load, serves the first fresh re-measure instead of a
+// second worker loading the problem again; a later one gets a new worker.
+TEST(EvaluatorSetup, AnUnusedEvaluatorsWorkerServesItsFirstFreshReMeasure) {
+  const fs::path dir = fs::temp_directory_path() / ("kgate_eval_lend_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path script = fake_cuda_worker(dir, "Fake GPU", R"SH(
+    compile) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"compiled\":true}}" ;;
+    time) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"samples_us\":{\"baseline\":[10,10,10,10,10,10,10,10,10,10],\"candidate\":[5,5,5,5,5,5,5,5,5,5]},\"timer\":\"cuda_event\"}}" ;;)SH");
+  std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
+  std::ofstream(dir / "candidate.py") << "# a candidate the fake worker never reads\n";
+  const FakePython fake(script);
+  config::NativeProblem p = config::kernelbench_problem("k0", (dir / "problem.py").string(), "eager");
+  EvalOptions o = options();
+  o.backend = "cuda";
+  o.writable = {dir.string()};
+  auto loads = [&] {
+    std::ifstream log(dir / "requests.log");
+    int n = 0;
+    for (std::string line; std::getline(log, line);) n += line.find("\"op\":\"load_problem\"") != std::string::npos;
+    return n;
+  };
+  {
+    Evaluator ev(p, o);
+    EXPECT_EQ(loads(), 1);
+    Timing t = ev.remeasure((dir / "candidate.py").string(), {}, "");
+    EXPECT_NEAR(t.speedup, 2.0, 1e-9);
+    EXPECT_EQ(loads(), 1) << "the evaluator's unused worker was not the fresh one: the problem loaded twice";
+    ev.remeasure((dir / "candidate.py").string(), {}, "");
+    EXPECT_EQ(loads(), 2) << "a second fresh re-measure must get a worker of its own";
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kgate::gates
