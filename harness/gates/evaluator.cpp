@@ -129,7 +129,8 @@ struct Evaluator::Impl {
   }
 
   // hello + load_problem on `w`; infrastructure failures throw.
-  protocol::DeviceInfo setup(worker::Worker& w) {
+  // `timing`: a fresh worker that only times (its load defers the float64 truth).
+  protocol::DeviceInfo setup(worker::Worker& w, bool timing = false) {
     protocol::HelloParams hp;
     hp.backend = kernelbench() && opt.backend == "host" ? "cpu" : opt.backend;
     hp.cache_dir = opt.cache_dir;
@@ -169,6 +170,7 @@ struct Evaluator::Impl {
       ps.kernels_dir = opt.kernels_dir;
       ps.inventory_only = opt.inventory_only;
     }
+    ps.defer_truth = timing && kernelbench();
     r = w.call("load_problem", Json{{"problem", Json(ps)}}, opt.request_timeout_s);
     if (!r.good()) {
       if (r.error && r.error->kind == protocol::ErrorKind::kBadRequest)
@@ -566,7 +568,7 @@ struct Evaluator::Impl {
       return f;
     }
     f.worker = std::make_unique<worker::Worker>(m.spec());
-    f.device = m.setup(*f.worker);
+    f.device = m.setup(*f.worker, /*timing=*/true);
     return f;
   }
 

@@ -90,9 +90,13 @@ struct ProblemSpec {
   // compiled: loaded for `inventory` alone (kgate profile): the reference is not probed and
   // no float64 truth is computed; ops that check or time are refused.
   bool inventory_only = false;
+  // kernelbench: loaded to be timed (a fresh worker's re-measure): the float64 truth of the
+  // first input set is not computed at the load but by the first check that needs it.
+  bool defer_truth = false;
 };
 KGATE_WIRE_PARAMS(ProblemSpec, id, kind, op, reference_source, path,
-                                                variant, mode, kernels_dir, compile_mode, inventory_only)
+                                                variant, mode, kernels_dir, compile_mode, inventory_only,
+                                                defer_truth)
 
 struct TensorInfo {
   std::string name;

@@ -694,3 +694,15 @@ def test_a_problem_the_machine_cannot_hold_is_refused_before_anything_is_allocat
         "return x\n", "return x * (1.0 + 0.0 * float(x.sum().item() > 1e30))\n"))
     r = w.load(src)  # .item() has no data on the meta device: sized by the load itself
     assert r["truth"] == "device", r
+
+
+def test_a_worker_loaded_to_be_timed_defers_the_truth_to_its_first_check(tmp_path):
+    """problem.defer_truth (the fresh workers of kgate's re-measures): no float64 truth at
+    the load; a check, should one come, computes it and judges as usual."""
+    w = InProc()
+    r = w.load(AA / "matmul_scaling_residual.py", defer_truth=True)
+    assert r["truth"] == "deferred" and not w.worker.problem.truth_cache, r
+    assert w.compile(as_model_new(AA / "matmul_scaling_residual.py", tmp_path / "m.py"))[
+        "compiled"]
+    assert passes(w.check(atol=1e-4, rtol=1e-4))
+    assert w.worker.problem.truth_cache

@@ -546,6 +546,13 @@ TEST(EvaluatorSetup, AnUnusedEvaluatorsWorkerServesItsFirstFreshReMeasure) {
     EXPECT_EQ(loads(), 1) << "the evaluator's unused worker was not the fresh one: the problem loaded twice";
     ev.remeasure((dir / "candidate.py").string(), {}, "");
     EXPECT_EQ(loads(), 2) << "a second fresh re-measure must get a worker of its own";
+    // Only that worker, which only times, defers its float64 truth.
+    std::ifstream log(dir / "requests.log");
+    std::vector<bool> deferred;
+    for (std::string line; std::getline(log, line);)
+      if (line.find("\"op\":\"load_problem\"") != std::string::npos)
+        deferred.push_back(line.find("\"defer_truth\":true") != std::string::npos);
+    EXPECT_EQ(deferred, (std::vector<bool>{false, true}));
   }
   fs::remove_all(dir);
 }

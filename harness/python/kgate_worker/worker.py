@@ -319,6 +319,7 @@ class Problem:
         self.ref_nondeterministic = ""
         self.mode = "model"           # "compiled": dispatch-aware mode (inductor.py)
         self.inventory_only = False   # loaded for `inventory` alone (kgate profile): not probed
+        self.defer_truth = False      # loaded to be timed: no float64 truth until a check
         self.kernels_dir = ""
         self.compile_mode = "default"
         self.compiled_ref = None      # inductor.CompiledReference, built on first use
@@ -1064,6 +1065,7 @@ class Worker:
                               f"{' or '.join(COMPILE_MODES)})")
         ref_rule = param(spec, "reference_op_rule", "bool", True, where="problem.")
         inventory_only = param(spec, "inventory_only", "bool", False, where="problem.")
+        defer_truth = param(spec, "defer_truth", "bool", False, where="problem.")
         if inventory_only and mode != "compiled":
             raise bad_request("problem.inventory_only needs problem.mode 'compiled' (an inventory "
                               "is of torch.compile's model)")
@@ -1099,6 +1101,7 @@ class Worker:
         p.mode, p.compile_mode = mode, compile_mode
         p.reference_op_rule = ref_rule
         p.inventory_only = inventory_only
+        p.defer_truth = defer_truth
         p.kernels_dir = os.path.abspath(kernels_dir) if kernels_dir else ""
         self.problem = p
         try:
@@ -1149,11 +1152,13 @@ class Worker:
         degenerate = probe["degenerate"]
         del probe, outs, first_out
         # The truth of the first input set (seed 1): finds out here, once per problem,
-        # whether the reference runs in float64 (oracle_skip) and where its truth fits.
-        truth_where = "device"
+        # whether the reference runs in float64 (oracle_skip) and where its truth fits --
+        # unless the worker is loaded to be timed (defer_truth): a check computes it then.
+        truth_where = "deferred" if p.defer_truth else "device"
         try:
-            with torch.no_grad():
-                self.truth(DEGENERATE_SEEDS[0], "problem", torch.float32, first_inputs)
+            if not p.defer_truth:
+                with torch.no_grad():
+                    self.truth(DEGENERATE_SEEDS[0], "problem", torch.float32, first_inputs)
         except CannotJudge as e:
             truth_where = "cannot: " + str(e)
         if p.oracle_skip:
