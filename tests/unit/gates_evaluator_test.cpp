@@ -416,6 +416,39 @@ struct FakePython {
   std::string saved;
 };
 
+// A KernelBench problem (eager baseline, cuda) served by a fake Python worker answering
+// `cases` (fake_cuda_worker): its directory, with problem.py, candidate.py and the
+// worker's requests.log, removed at the end.
+struct FakeKernelbench {
+  FakeKernelbench(const std::string& name, const std::string& cases)
+      : dir(make_dir(name)), fake(fake_cuda_worker(dir, "Fake GPU", cases)),
+        problem(config::kernelbench_problem("k0", (dir / "problem.py").string(), "eager")) {
+    std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
+    std::ofstream(dir / "candidate.py") << "# a candidate the fake worker never reads\n";
+    opt.backend = "cuda";
+    opt.writable = {dir.string()};
+  }
+  ~FakeKernelbench() { fs::remove_all(dir); }
+  static fs::path make_dir(const std::string& name) {
+    const fs::path d = fs::temp_directory_path() / ("kgate_eval_" + name + "_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }
+  std::string candidate() const { return (dir / "candidate.py").string(); }
+  // The load_problem requests the worker saw, in order.
+  std::vector<std::string> loads() const {
+    std::ifstream log(dir / "requests.log");
+    std::vector<std::string> out;
+    for (std::string line; std::getline(log, line);)
+      if (line.find("\"op\":\"load_problem\"") != std::string::npos) out.push_back(line);
+    return out;
+  }
+  fs::path dir;
+  FakePython fake;
+  config::NativeProblem problem;
+  EvalOptions opt = options();
+};
+
 // Compiled mode's kernel-level screen, through a fake Python worker (KGATE_PYTHON): the
 // candidate's compile asks for a screen (the baseline's does not); an edited kernel timed
 // over the slack is reverted as a slowdown before any check, the model-level gates listed
@@ -485,23 +518,14 @@ TEST(EvaluatorSetup, TheKernelScreenRevertsASlowKernelBeforeTheModelLevelGates) 
 // error, fault cannot_judge), never a failure of the candidate; a run's result with it is
 // an infrastructure error (exit 3), not a gate failure (exit 1).
 TEST(EvaluatorSetup, ACaseNoneOfWhichCouldBeJudgedIsKgatesErrorNotTheCandidates) {
-  const fs::path dir = fs::temp_directory_path() / ("kgate_eval_unjudged_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path script = fake_cuda_worker(dir, "Fake GPU", R"SH(
+  const FakeKernelbench kb("unjudged", R"SH(
     compile) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"compiled\":true}}" ;;
     check)
       cases=$(printf '%s' "$line" | grep -o '"case_id":"[^"]*"' | sed 's/^/{/; s/$/,"cannot_judge":"the float64 truth needs ~9.0 GiB and the host has 1.0 GiB available","outputs":[]}/' | paste -sd, -)
       echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"cases\":[$cases]}}" ;;)SH");
-  std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
-  std::ofstream(dir / "candidate.py") << "# a candidate the fake worker never reads\n";
-  const FakePython fake(script);
-  config::NativeProblem p = config::kernelbench_problem("k0", (dir / "problem.py").string(), "eager");
-  EvalOptions o = options();
-  o.backend = "cuda";
-  o.writable = {dir.string()};
   {
-    Evaluator ev(p, o);
-    CandidateVerdict v = ev.evaluate((dir / "candidate.py").string(), {}, "");
+    Evaluator ev(kb.problem, kb.opt);
+    CandidateVerdict v = ev.evaluate(kb.candidate(), {}, "");
     EXPECT_FALSE(v.passed);
     ASSERT_TRUE(v.failed_gate.has_value());
     EXPECT_EQ(*v.failed_gate, Gate::kCorrectness);
@@ -513,48 +537,28 @@ TEST(EvaluatorSetup, ACaseNoneOfWhichCouldBeJudgedIsKgatesErrorNotTheCandidates)
     EXPECT_TRUE(not_judged(v.gates));
     EXPECT_EQ(gate(v, Gate::kPerformance).status, GateStatus::kSkipped);
   }
-  fs::remove_all(dir);
 }
 
 // An evaluator made for its re-measures alone (the run's references phase): its own worker,
 // which has run nothing since its load, serves the first fresh re-measure instead of a
 // second worker loading the problem again; a later one gets a new worker.
 TEST(EvaluatorSetup, AnUnusedEvaluatorsWorkerServesItsFirstFreshReMeasure) {
-  const fs::path dir = fs::temp_directory_path() / ("kgate_eval_lend_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  const fs::path script = fake_cuda_worker(dir, "Fake GPU", R"SH(
+  const FakeKernelbench kb("lend", R"SH(
     compile) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"compiled\":true}}" ;;
     time) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"samples_us\":{\"baseline\":[10,10,10,10,10,10,10,10,10,10],\"candidate\":[5,5,5,5,5,5,5,5,5,5]},\"timer\":\"cuda_event\"}}" ;;)SH");
-  std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
-  std::ofstream(dir / "candidate.py") << "# a candidate the fake worker never reads\n";
-  const FakePython fake(script);
-  config::NativeProblem p = config::kernelbench_problem("k0", (dir / "problem.py").string(), "eager");
-  EvalOptions o = options();
-  o.backend = "cuda";
-  o.writable = {dir.string()};
-  auto loads = [&] {
-    std::ifstream log(dir / "requests.log");
-    int n = 0;
-    for (std::string line; std::getline(log, line);) n += line.find("\"op\":\"load_problem\"") != std::string::npos;
-    return n;
-  };
   {
-    Evaluator ev(p, o);
-    EXPECT_EQ(loads(), 1);
-    Timing t = ev.remeasure((dir / "candidate.py").string(), {}, "");
+    Evaluator ev(kb.problem, kb.opt);
+    EXPECT_EQ(kb.loads().size(), 1u);
+    Timing t = ev.remeasure(kb.candidate(), {}, "");
     EXPECT_NEAR(t.speedup, 2.0, 1e-9);
-    EXPECT_EQ(loads(), 1) << "the evaluator's unused worker was not the fresh one: the problem loaded twice";
-    ev.remeasure((dir / "candidate.py").string(), {}, "");
-    EXPECT_EQ(loads(), 2) << "a second fresh re-measure must get a worker of its own";
+    EXPECT_EQ(kb.loads().size(), 1u) << "the evaluator's unused worker was not the fresh one: the problem loaded twice";
+    ev.remeasure(kb.candidate(), {}, "");
+    EXPECT_EQ(kb.loads().size(), 2u) << "a second fresh re-measure must get a worker of its own";
     // Only that worker, which only times, defers its float64 truth.
-    std::ifstream log(dir / "requests.log");
     std::vector<bool> deferred;
-    for (std::string line; std::getline(log, line);)
-      if (line.find("\"op\":\"load_problem\"") != std::string::npos)
-        deferred.push_back(line.find("\"defer_truth\":true") != std::string::npos);
+    for (const auto& line : kb.loads()) deferred.push_back(line.find("\"defer_truth\":true") != std::string::npos);
     EXPECT_EQ(deferred, (std::vector<bool>{false, true}));
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace

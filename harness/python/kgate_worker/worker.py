@@ -286,6 +286,18 @@ def _nbytes(tensors: list) -> int:
     return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
 
 
+def _f64_nbytes(x) -> int:
+    """What a tensor takes in a float64 run (a floating one as float64; 0 for a non-tensor)."""
+    if not isinstance(x, torch.Tensor):
+        return 0
+    return x.numel() * (8 if x.is_floating_point() else x.element_size())
+
+
+def _f64_out_bytes(output_meta: list) -> int:
+    """What the reference's outputs take in float64 (the truth)."""
+    return 8 * sum(math.prod(shape) for shape, _ in output_meta)
+
+
 def _short_repr(v: Any, limit: int = 200) -> str:
     text = repr(v)
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -313,7 +325,7 @@ class Problem:
         self.truth_placed: set = set()  # placements said in the log (place_truth)
         self.truth_rows: str = ""     # the float64 truth in slices of the batch: "" not yet
                                       # asked, "yes" (row-separable), else why not
-        self.truth_sliced = ""        # how the last truth was sliced ("" = not sliced)
+        self.truth_sliced = False     # the last truth was computed in slices (truth_note: how)
         self.ref_random = False       # forward draws random numbers (output follows the RNG)
         self.ref_spread = 0.0         # relative spread of two runs on identical inputs
         self.ref_nondeterministic = ""
@@ -567,16 +579,7 @@ class Worker:
 
     def _truth_need(self, p: Problem, inputs: list) -> int:
         """The least a float64 run holds: float64 copies of the inputs and the outputs."""
-        n = 0
-        for x in inputs:
-            if isinstance(x, torch.Tensor):
-                n += x.numel() * (8 if x.is_floating_point() else x.element_size())
-        for shape, _ in p.output_meta:
-            k = 1
-            for d in shape:
-                k *= int(d)
-            n += 8 * k
-        return n
+        return sum(_f64_nbytes(x) for x in inputs) + _f64_out_bytes(p.output_meta)
 
     def _device_free(self) -> int:
         """Bytes the device can still give: the driver's free memory plus the allocator's
@@ -603,7 +606,7 @@ class Worker:
         if where == "f32":
             self._skip_oracle(p, why)
             return None
-        p.truth_sliced = ""
+        p.truth_sliced = False
         outs = self._sliced_f64(p, inputs, why) if where in ("host", "cannot") else None
         if outs is None and where == "cannot":
             raise CannotJudge(why)
@@ -640,9 +643,8 @@ class Worker:
                         raise CannotJudge("out of memory computing the float64 truth on the "
                                           "host too") from None
                     raise
-        if p.truth_sliced:
-            p.truth_note = p.truth_sliced
-        elif where == "host" or outs and outs[0].device.type == "cpu" and self.cuda:
+        if not p.truth_sliced and (where == "host" or outs and outs[0].device.type == "cpu"
+                                   and self.cuda):
             p.truth_note = why
         if outs is None:
             raise WorkerError("internal", "the reference Model returned no tensor(s) in "
@@ -699,7 +701,8 @@ class Worker:
         alone against the same rows in a run of twice as many (SLICE_AGREEMENT); a batch
         statistic, a reduction over the batch or a forward that needs the whole batch fails
         that and the truth is computed whole, on the host. None when slices do not apply
-        (the reason is logged once); the note that they did is p.truth_sliced."""
+        (the reason is logged once); when they did, p.truth_sliced is set and p.truth_note
+        says how."""
         if p.ref_random or p.truth_rows not in ("", "yes"):
             return None
         split = batch_rows(inputs, p.output_meta)
@@ -707,14 +710,9 @@ class Worker:
             self._no_slices(p, split)
             return None
         b, sliced = split
-        fixed = per_row = 0
-        for x, cut in zip(inputs, sliced):
-            if isinstance(x, torch.Tensor):
-                n = x.numel() * (8 if x.is_floating_point() else x.element_size())
-                fixed += 0 if cut else n
-                per_row += n // b if cut else 0
-        per_row += sum(8 * math.prod(shape[1:]) for shape, _ in p.output_meta)
-        out_bytes = 8 * sum(math.prod(shape) for shape, _ in p.output_meta)
+        out_bytes = _f64_out_bytes(p.output_meta)  # every output leads with the b rows
+        fixed = sum(_f64_nbytes(x) for x, cut in zip(inputs, sliced) if not cut)
+        per_row = sum(_f64_nbytes(x) // b for x, cut in zip(inputs, sliced) if cut) + out_bytes // b
         plan = plan_slices(b, fixed, per_row, out_bytes, self._device_free(),
                            self._host_free(), self.cuda)
         if plan is None:
@@ -778,10 +776,10 @@ class Worker:
                 self._no_slices(p, "a slice failed: " +
                                 source.exception_message(e).splitlines()[0][:200])
             return None
-        p.truth_sliced = (f"{why}: computed {'on the device ' if self.cuda else ''}in "
-                          f"{slices} slices of at most "
-                          f"{rows} of its {b} rows (the reference is row-separable)" +
-                          ("; kept on the host" if dest == "host" else ""))
+        p.truth_sliced = True
+        p.truth_note = (f"{why}: computed {'on the device ' if self.cuda else ''}in {slices} "
+                        f"slices of at most {rows} of its {b} rows (the reference is "
+                        "row-separable)" + ("; kept on the host" if dest == "host" else ""))
         return outs
 
     def _no_slices(self, p: Problem, why: str) -> None:
@@ -864,7 +862,7 @@ class Worker:
         joins them are dropped first, so they do not sit beside the float64 run."""
         if not self.cuda or not p.truth_cache:
             return
-        new = 8 * sum(math.prod(shape) for shape, _ in p.output_meta)
+        new = _f64_out_bytes(p.output_meta)
         def on_device() -> int:
             return sum(_nbytes(v) for v in p.truth_cache.values()
                        if v and v[0].device.type != "cpu")
@@ -1200,26 +1198,21 @@ class Worker:
                 m = mod.Model(*p.init_inputs)
                 inputs = mod.get_inputs()
                 outs = _as_outputs(m(*inputs)) or []
-            w = sum(t.numel() * t.element_size() for t in m.state_dict().values()
-                    if isinstance(t, torch.Tensor))
+            w = _nbytes(list(m.state_dict().values()))
             i, o = _nbytes(list(inputs)), _nbytes(outs)
         except (Exception, SystemExit):
             return ""
-        sizes = f"weights {_gib(w)}, inputs {_gib(i)}, outputs {_gib(o)}"
         if p.inventory_only:
-            need = 2 * w + i + o
-            what = f"loading it for its inventory needs at least {{}} ({sizes}: the weights " \
-                   "twice, one run)"
+            need, doing = 2 * w + i + o, "loading it for its inventory"
+            held = "the weights twice, one run"
         elif self.cuda:
-            need = 2 * (w + i + o)
-            what = f"loading it needs at least {{}} ({sizes}: each twice, the reference's " \
-                   "first runs)"
+            need, doing = 2 * (w + i + o), "loading it"
+            held = "each twice, the reference's first runs"
         else:
-            need, what = 4 * w + 2 * i + 3 * o, (
-                f"judging it needs at least {{}} ({sizes}: the weights four times, the "
-                "reference's and a candidate's with their master copies; the inputs twice, "
-                "drawn and in the check's buffers; the outputs three times, the float64 "
-                "truth and a candidate's output)")
+            need, doing, held = 4 * w + 2 * i + 3 * o, "judging it", (
+                "the weights four times, the reference's and a candidate's with their master "
+                "copies; the inputs twice, drawn and in the check's buffers; the outputs three "
+                "times, the float64 truth and a candidate's output")
         if self.cuda:
             have = int((self.device_info or {}).get("memory_bytes") or 0)
             if self.memory_cap:
@@ -1229,7 +1222,8 @@ class Worker:
             have, where = self._host_free(), "host memory available"
         if not have or need <= have:
             return ""
-        return what.format(_gib(need)) + f" and this machine has {_gib(have)} of {where}"
+        return (f"{doing} needs at least {_gib(need)} (weights {_gib(w)}, inputs {_gib(i)}, "
+                f"outputs {_gib(o)}: {held}) and this machine has {_gib(have)} of {where}")
 
     def _probe_reference(self, p: Problem) -> dict:
         """The reference on the inputs of seed 1 (kept: the first input set), again on the
