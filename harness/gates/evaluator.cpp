@@ -185,11 +185,9 @@ struct Evaluator::Impl {
       // Where the float64 truth goes decides much of a check's cost (a host truth of a
       // GB-sized problem takes seconds per case): said once per worker, when not the device.
       const std::string where = r.result.value("truth", std::string());
-      if (where == "host")
-        log::info(problem.id + ": the float64 truth is computed on the host (" +
-                  r.result.value("truth_note", std::string()) + ")");
-      else if (where == "sliced")
-        log::info(problem.id + ": the float64 truth is computed in slices of the batch (" +
+      if (where == "host" || where == "sliced")
+        log::info(problem.id + ": the float64 truth is computed " +
+                  (where == "host" ? "on the host" : "in slices of the batch") + " (" +
                   r.result.value("truth_note", std::string()) + ")");
       else if (where.rfind("cannot", 0) == 0)
         log::info(problem.id + ": the float64 truth: " + where);
