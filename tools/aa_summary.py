@@ -120,15 +120,23 @@ def main(argv=None) -> int:
     for t in tr:
         if t.get("problem"):
             pid_problem.setdefault(t.get("pid"), t["problem"])
+    load_phases = collections.defaultdict(list)
     for t in tr:
         by_op[t.get("op", "?")].append(float(t.get("s", 0)))
         where = t.get("problem") or pid_problem.get(t.get("pid"), "")
         per_problem[where][t.get("op", "?")] += float(t.get("s", 0))
+        for name, s in (t.get("phases") or {}).items():
+            load_phases[name].append(float(s))
     if tr:
         print("\nworker time by request (%d requests):" % len(tr))
         for op, xs in sorted(by_op.items(), key=lambda kv: -sum(kv[1])):
             print("  %-14s n=%4d  total %7.1f s  median %6.2f s  p90 %6.2f s  max %6.2f s" % (
                 op, len(xs), sum(xs), statistics.median(xs), pct(xs, 0.9), max(xs)))
+        if load_phases:
+            print("load_problem by step:")
+            for name, xs in sorted(load_phases.items(), key=lambda kv: -sum(kv[1])):
+                print("  %-14s n=%4d  total %7.1f s  median %6.2f s  p90 %6.2f s  max %6.2f s" % (
+                    name, len(xs), sum(xs), statistics.median(xs), pct(xs, 0.9), max(xs)))
         slow = sorted(per_problem.items(), key=lambda kv: -sum(kv[1].values()))[:10]
         print("slowest problems in the worker:")
         for p, ops in slow:
@@ -145,6 +153,7 @@ def main(argv=None) -> int:
                                        for o in odd],
                        "missing": missing,
                        "worker_s_by_op": {op: sum(xs) for op, xs in by_op.items()},
+                       "load_s_by_step": {k: sum(xs) for k, xs in load_phases.items()},
                        "wall_s": {lv: w for lv, w in walls.items()}}, fh, indent=1)
     return 1 if odd or missing else 0
 

@@ -39,6 +39,9 @@ def test_load_problem_variants(relu_worker):
     assert [o["name"] for o in r["outputs"]] == ["output0", "output1"]
     r = relu_worker.load("linear_relu.py")
     assert r["variant_applied"] is True and r["init_inputs"] == "[16, 8]"
+    # where the load's time went, step by step (on the CPU no fused comparison to warm)
+    assert list(r["phases_s"]) == ["module", "sizing", "construct", "probe", "truth"]
+    assert all(s >= 0 for s in r["phases_s"].values())
 
 
 @pytest.mark.parametrize("name,reason", [

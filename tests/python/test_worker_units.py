@@ -517,14 +517,17 @@ def test_worker_trace_names_each_request_and_its_problem(tmp_path, monkeypatch):
 
     def boom(_):
         raise RuntimeError("no")
-    rc = serve({"load": lambda p: {}, "time": lambda p: {}, "boom": boom}, proto_in, proto_out,
-               lambda m: None)
+    rc = serve({"load": lambda p: {"phases_s": {"module": 0.25, "probe": 1.5}},
+                "time": lambda p: {}, "boom": boom}, proto_in, proto_out, lambda m: None)
     assert rc == 0
     lines = [_json.loads(x) for x in trace.read_text().splitlines()]
     # the failed request is answered but not traced as handled time
     assert [(x["op"], x["problem"]) for x in lines] == [("load", "/kb/19_ReLU.py"),
                                                           ("time", "/kb/19_ReLU.py")]
     assert all(x["s"] >= 0 for x in lines)
+    # a handler's own steps (load_problem's phases_s) go into its line, and only there
+    assert lines[0]["phases"] == {"module": 0.25, "probe": 1.5}
+    assert "phases" not in lines[1]
 
 
 # ---- the device memory cap: the lint's memory-cap rule and the check after a call -------

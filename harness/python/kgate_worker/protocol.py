@@ -164,12 +164,14 @@ def _read_line(stream) -> bytes:
 _traced_problem = [""]  # the problem the last load named: later requests act on it
 
 
-def _trace(path: str, op: str, params: dict, seconds: float) -> None:
+def _trace(path: str, op: str, params: dict, seconds: float, phases=None) -> None:
     spec = params.get("problem") if isinstance(params, dict) else None
     if isinstance(spec, dict) and isinstance(spec.get("path"), str):
         _traced_problem[0] = spec["path"]
-    line = json.dumps({"pid": os.getpid(), "op": op, "problem": _traced_problem[0],
-                       "s": round(seconds, 4)})
+    entry = {"pid": os.getpid(), "op": op, "problem": _traced_problem[0], "s": round(seconds, 4)}
+    if isinstance(phases, dict) and phases:
+        entry["phases"] = phases
+    line = json.dumps(entry)
     try:
         with open(path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
@@ -183,8 +185,9 @@ def serve(handlers: dict[str, Callable[[dict], dict]], proto_in, proto_out,
     reports (after an answer) that the process must not serve another request.
 
     With KGATE_WORKER_TRACE naming a file, each request appends one JSON line to it (pid,
-    op, the problem the worker last loaded, seconds in the handler): where a
-    run's time goes, per request kind."""
+    op, the problem the worker last loaded, seconds in the handler, and the handler's own
+    `phases_s` where it reports them, as load_problem does): where a run's time goes, per
+    request kind."""
     trace = os.environ.get("KGATE_WORKER_TRACE", "")
     while True:
         line = _read_line(proto_in)
@@ -202,7 +205,8 @@ def serve(handlers: dict[str, Callable[[dict], dict]], proto_in, proto_out,
             t0 = time.perf_counter()
             result = handler(params)
             if trace:
-                _trace(trace, op, params, time.perf_counter() - t0)
+                _trace(trace, op, params, time.perf_counter() - t0,
+                       result.get("phases_s") if isinstance(result, dict) else None)
             response = ok_response(rid, result)
             stop = op == "shutdown"
         except WorkerError as e:

@@ -303,6 +303,19 @@ def _short_repr(v: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+class _Phases:
+    """Marks the steps of a load: each call records the seconds since the last one (or since
+    it was made) under its name, adding to what the name already holds."""
+
+    def __init__(self, into: dict):
+        self.into, self.t = into, time.perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.into[name] = self.into.get(name, 0.0) + now - self.t
+        self.t = now
+
+
 class Problem:
     def __init__(self, path: str, module, tree: ast.Module, variant_applied: bool):
         self.path = path
@@ -339,6 +352,7 @@ class Problem:
         self.audit_tol: dict = {}     # dtype -> (atol, rtol, extra_atol): the widest the
                                       # checks used, for the timing audit (audit.py)
         self.init_on_host = ""        # why models are constructed on the host (new_model)
+        self.load_phases: dict[str, float] = {}  # seconds per step of load_problem (phases_s)
 
     def new_model(self, cls, device):
         """cls(*init) constructed under MODEL_SEED, in eval mode, on `device`. On a GPU the
@@ -1091,11 +1105,13 @@ class Worker:
                     applied = True
             except source.SourceError as e:
                 raise bad_request(f"{path}:{e}") from None
+        t0 = time.perf_counter()
         try:
             module = source.exec_module(tree, path, "problem")
         except (Exception, SystemExit) as e:
             raise bad_request(source.located_exception(e, path)) from None
         p = Problem(path, module, tree, applied)
+        p.load_phases["module"] = time.perf_counter() - t0
         p.mode, p.compile_mode = mode, compile_mode
         p.reference_op_rule = ref_rule
         p.inventory_only = inventory_only
@@ -1103,10 +1119,12 @@ class Worker:
         p.kernels_dir = os.path.abspath(kernels_dir) if kernels_dir else ""
         self.problem = p
         try:
-            return self._prepare_problem(p)
+            res = self._prepare_problem(p)
         except BaseException:
             self._reset()
             raise
+        res["phases_s"] = {k: round(v, 4) for k, v in p.load_phases.items()}
+        return res
 
     def _prepare_problem(self, p: Problem) -> dict:
         mod, path = p.module, p.path
@@ -1115,6 +1133,7 @@ class Worker:
         for fn in ("get_inputs", "get_init_inputs"):
             if not callable(getattr(mod, fn, None)):
                 raise bad_request(f"{path}: no {fn}()")
+        phase = _Phases(p.load_phases)
         with torch.no_grad():
             try:
                 init = mod.get_init_inputs()
@@ -1122,8 +1141,10 @@ class Worker:
                 too_big = self._does_not_fit(p)
                 if too_big:
                     raise WorkerError("cannot_judge", too_big)
+                phase("sizing")
                 p.ref_model = p.new_model(mod.Model, self.device)
                 p.master = {k: v.detach().clone() for k, v in p.ref_model.state_dict().items()}
+                phase("construct")
                 if p.inventory_only:
                     # An inventory needs the model's weights, not the reference's probe runs
                     # or its float64 truth (a GPU-sized problem's truth alone is GBs).
@@ -1131,6 +1152,7 @@ class Worker:
                             "degenerate": "", "init_inputs": _short_repr(p.init_inputs),
                             "mode": p.mode, "inventory_only": True}
                 probe = self._probe_reference(p)
+                phase("probe")
             except (WorkerError, CannotJudge):
                 raise
             except (Exception, SystemExit) as e:
@@ -1159,6 +1181,7 @@ class Worker:
                     self.truth(DEGENERATE_SEEDS[0], "problem", torch.float32, first_inputs)
         except CannotJudge as e:
             truth_where = "cannot: " + str(e)
+        phase("truth")
         if p.oracle_skip:
             truth_where = "float32 reference"
         elif p.truth_note:
@@ -1168,6 +1191,7 @@ class Worker:
             from .stats import FUSED_MIN_ELEMENTS, warm_fused
             warm_fused([dt for shape, dt in p.output_meta if math.prod(shape) >= FUSED_MIN_ELEMENTS],
                        torch.float32 if p.oracle_skip else torch.float64, self.device)
+            phase("warm_fused")
         return {"inputs": inputs, "outputs": outputs, "variant_applied": p.variant_applied,
                 "degenerate": degenerate, "init_inputs": _short_repr(p.init_inputs),
                 "reference_op": p.ref_op or "", "reference_op_rule": p.reference_op_rule,
