@@ -204,11 +204,16 @@ struct OutputError {
   // Python worker: |got - want| at worst_index (an element over tolerance when there is
   // one; max_abs_err may belong to another, within tolerance); 0 = not reported.
   double worst_abs_err = 0;
+  // Python worker: the float32 reference's own rel_l2_err on the same case (same inputs,
+  // dtype and seeding) against the float64 truth, the oracle's anchor; -1 = not reported
+  // (kgate-native, or the reference could not be run): the baseline's error anchors it.
+  double reference_rel_l2_err = -1;
 };
 KGATE_WIRE_RESULT(OutputError, name, max_abs_err, max_rel_err,
                                                 rel_l2_err, over_tol, nan, inf, truth_nonfinite,
                                                 unwritten, worst_index, worst_got, worst_want,
-                                                shape_ok, worst_kind, worst_abs_err)
+                                                shape_ok, worst_kind, worst_abs_err,
+                                                reference_rel_l2_err)
 
 struct CaseResult {
   std::string case_id;

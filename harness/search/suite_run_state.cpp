@@ -46,10 +46,12 @@ std::string fmt(double v, const char* f) {
 
 namespace {
 
-// Failing rows only: the journal stays small and a person still sees the case.
+// Failing rows only, with the count of cases judged: the journal stays small and a person
+// still sees the case, and that a passing gate ran.
 std::vector<gates::GateResult> slim_gates(const std::vector<gates::GateResult>& in) {
   std::vector<gates::GateResult> out = in;
   for (auto& g : out) {
+    if (g.judged < 0) g.judged = static_cast<int>(g.rows.size());
     std::vector<gates::CaseRow> keep;
     for (auto& r : g.rows)
       if (!r.pass) keep.push_back(r);

@@ -69,9 +69,13 @@ struct GateResult {
   Fault fault = Fault::kNone;
   double elapsed_s = 0;
   std::vector<CaseRow> rows;
+  // How many rows (cases; a static gate's checks; the performance verdict) the gate
+  // judged: records keep the failing rows alone (slim_gates), so a passing gate with no
+  // rows left still says what it ran on. -1: not counted (a verdict not yet recorded).
+  int judged = -1;
 };
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GateResult, gate, status, reason, failed_case,
-                                                fault, elapsed_s, rows)
+                                                fault, elapsed_s, rows, judged)
 
 // How every report and log names a problem kgate cannot judge on the machine at hand.
 inline constexpr const char* kCannotJudgeProblem = "kgate cannot judge this problem";

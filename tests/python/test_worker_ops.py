@@ -183,6 +183,28 @@ def test_check_pass_and_fail(relu_worker):
     assert o["over_tol"] > 0 and o["rel_l2_err"] == pytest.approx(1.0)
 
 
+def test_check_reports_the_references_own_error_for_the_oracle(relu_worker, tmp_path):
+    """A ModelNew 0.5 % off passes KernelBench's 1e-2 tolerances; the oracle catches it only
+    against the reference's own error, which every check reports beside the slot's (the
+    same for the baseline slot, a wrong starter included: it cannot anchor the bound)."""
+    relu_worker.load("linear_relu.py")
+    scaled = tmp_path / "linear_relu_scaled.py"
+    scaled.write_text((CAND / "linear_relu_ok.py").read_text().replace(
+        ".clamp(min=0)", ".clamp(min=0) * 1.005"))
+    relu_worker.ok("compile", slot="candidate", source_path=str(scaled), defines={})
+    relu_worker.ok("compile", slot="baseline", source_path=str(scaled),
+                   defines={"KGATE_BASELINE": "candidate"})
+    for slot in ("candidate", "baseline"):
+        o = relu_worker.check(slot, atol=1e-2, rtol=1e-2)["outputs"][0]
+        assert o["over_tol"] == 0                                   # correctness passes
+        assert o["rel_l2_err"] == pytest.approx(5e-3, rel=1e-3)     # the slot is 0.5 % off
+        assert 0 <= o["reference_rel_l2_err"] < 1e-5                # the reference is not
+    relu_worker.ok("compile", slot="candidate", source_path=str(CAND / "linear_relu_ok.py"),
+                   defines={})
+    o = relu_worker.check(atol=1e-2, rtol=1e-2)["outputs"][0]
+    assert o["rel_l2_err"] < 1e-5 and o["reference_rel_l2_err"] < 1e-5
+
+
 def test_check_signed_distribution_catches_abs(relu_worker):
     relu_worker.compile_candidate("relu_abs.py")
     # torch.rand inputs are never negative: |x| looks right ...

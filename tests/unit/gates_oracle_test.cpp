@@ -41,6 +41,30 @@ TEST(OracleGate, FailsAboveAndReportsBothNumbers) {
   EXPECT_EQ(row.detail, "rel_l2_err 0.0003 vs float64 truth > 10 x baseline's 1e-06 = 1e-05 (ratio 300)");
 }
 
+CaseResult with_err_and_reference(double rel_l2, double reference) {
+  CaseResult r = with_err(rel_l2);
+  r.outputs[0].reference_rel_l2_err = reference;
+  return r;
+}
+
+TEST(OracleGate, TheReferencesOwnErrorAnchorsTheBoundWhereTheWorkerMeasuredIt) {
+  config::GateThresholds t;
+  // A wrong starter as the baseline (its own error 1e-2) cannot loosen the bound: the
+  // candidate, as wrong as it, is held to 10 x the reference's 1e-6.
+  CaseRow bad = judge_oracle_case(f32_case(), with_err_and_reference(1e-2, 1e-6), with_err(1e-2), t);
+  EXPECT_FALSE(bad.pass);
+  EXPECT_EQ(bad.detail, "rel_l2_err 0.01 vs float64 truth > 10 x the reference's 1e-06 = 1e-05 (ratio 1e+04)");
+  // Nor can a baseline more accurate than the reference tighten it.
+  CaseRow ok = judge_oracle_case(f32_case(), with_err_and_reference(5e-6, 1e-6), with_err(1e-9), t);
+  EXPECT_TRUE(ok.pass) << ok.detail;
+  EXPECT_DOUBLE_EQ(ok.limit, 1e-5);
+  EXPECT_EQ(ok.detail, "rel_l2_err 5e-06 (reference 1e-06, bound 1e-05, ratio 5)");
+  // Not reported (-1, kgate-native): the baseline's error, as before.
+  CaseRow native = judge_oracle_case(f32_case(), with_err_and_reference(5e-6, -1), with_err(1e-6), t);
+  EXPECT_TRUE(native.pass) << native.detail;
+  EXPECT_EQ(native.detail, "rel_l2_err 5e-06 (baseline 1e-06, bound 1e-05, ratio 5)");
+}
+
 TEST(OracleGate, FloorProtectsAgainstAnExactBaseline) {
   config::GateThresholds t;
   const double eps = 1.1920928955078125e-7;

@@ -374,7 +374,8 @@ TEST_F(SearchSuiteRun, BrokenCandidateIsRevertedAndTheStarterKept) {
     EXPECT_EQ(ex[i]["failed_gate"], "correctness");
     EXPECT_EQ(ex[i]["failed_case"], "seed=1 R=1023 f32");
     EXPECT_EQ(ex[i]["description"], "break it");
-    EXPECT_EQ(ex[i]["gates"][1]["rows"].size(), 1u);  // failing rows only
+    EXPECT_EQ(ex[i]["gates"][1]["rows"].size(), 1u);  // failing rows only,
+    EXPECT_EQ(ex[i]["gates"][1]["judged"], 2);         // of the two cases judged
   }
   EXPECT_EQ(slurp(out / "workspaces" / "p" / "starter.cpp"), slurp(dir / "starter.cpp"));
   auto fb = json::parse(slurp(out / "workspaces" / "p" / "feedback.json"));

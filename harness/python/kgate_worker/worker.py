@@ -303,6 +303,11 @@ def _short_repr(v: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+OwnError = collections.namedtuple(
+    "OwnError", "over_tol worst_abs_err exact rel_l2_err shape_ok")
+"""The float32 reference's own error on one output of a case (Worker._own_error)."""
+
+
 class _Phases:
     """Marks the steps of a load: each call records the seconds since the last one (or since
     it was made) under its name, adding to what the name already holds."""
@@ -385,12 +390,13 @@ class Slot:
     """A compiled candidate or baseline: one model, switched between dtypes from a master
     copy of its weights (so f16 then f32 does not round the f32 weights)."""
 
-    def __init__(self, kind: str, model, source_path: str, build_compiled=None):
+    def __init__(self, kind: str, model, source_path: str, build_compiled=None, master=None):
         self.kind = kind
         self.model = model
         self.source_path = source_path
-        self.dtype = None
-        self.master = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        self.dtype = None  # the first model_for sets the weights from the master copy
+        self.master = master if master is not None else {
+            k: v.detach().clone() for k, v in model.state_dict().items()}
         self.build_compiled = build_compiled  # baseline torch.compile: dtype -> module
         self.compiled: dict = {}
 
@@ -813,11 +819,14 @@ class Worker:
             p.truth_model = p.truth_model_host = None
 
     def _ref_model(self, p: Problem, dt):
-        """The reference (a fresh Model with the reference weights) in dtype dt."""
+        """The reference in dtype dt: the loaded reference model, its weights set from the
+        problem's master copy (no second model or copy of the weights); once released
+        (_release_device), a fresh Model."""
         if p.ref_slot is None:
-            m = p.new_model(p.module.Model, self.device)
-            m.load_state_dict(p.master)
-            p.ref_slot = Slot("reference", m, p.path)
+            m, p.ref_model = p.ref_model, None
+            if m is None:
+                m = p.new_model(p.module.Model, self.device)
+            p.ref_slot = Slot("reference", m, p.path, master=p.master)
         return p.ref_slot.model_for(dt)
 
     def _reference_oom(self, p: Problem, dt, inputs: list) -> str:
@@ -1766,6 +1775,16 @@ class Worker:
                                 f"{p.oracle_skip})")
         elif p.truth_note:
             res["notes"].append(p.truth_note)
+        # The float32 reference's own error on this case, before the slot runs (one output
+        # set on the device at a time): the oracle's bound is rho x that error.
+        own, own_why = None, ""
+        if not p.oracle_skip:
+            try:
+                own = self._own_error(p, c, inputs, truth)
+            except (Exception, SystemExit) as e:
+                own_why = source.exception_message(e).splitlines()[0][:200]
+                if self.cuda:
+                    torch.cuda.empty_cache()
         out_bytes = sum(t.numel() for t in truth) * torch.empty((), dtype=dt).element_size()
         first = None
         spread = 0.0
@@ -1858,9 +1877,15 @@ class Worker:
         if not res["deterministic"]:
             res["repeat_spread"] = spread
             self._judge_spread(p, res, dt, inputs, spread, c["repeats"])
-        if not p.oracle_skip and any(o["over_tol"] > 0 and o["shape_ok"]
-                                     for o in res["outputs"]):
-            self._judge_ill_conditioned(p, res, c, inputs, truth, first)
+        if own_why:
+            res["notes"].append("the reference's own error could not be measured: " + own_why
+                                + "; the oracle bounds the slot by the baseline's error")
+        elif own is not None:
+            if any(o["over_tol"] > 0 and o["shape_ok"] for o in res["outputs"]):
+                self._judge_ill_conditioned(res, c, own, truth, first)
+            for i, o in enumerate(res["outputs"]):
+                if i < len(own) and own[i].shape_ok:
+                    o["reference_rel_l2_err"] = own[i].rel_l2_err
         res["elapsed_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
         return res
 
@@ -1897,38 +1922,42 @@ class Worker:
                 + ("reference is bitwise reproducible" if bound == 0 else
                    f"reference's own spread is {bound:.3g}"))
 
-    def _judge_ill_conditioned(self, p: Problem, res: dict, c: dict, inputs: list,
-                               truth: list, first: list) -> None:
-        """Outputs over tolerance: is the float32 reference itself (same dtype, same
+    def _own_error(self, p: Problem, c: dict, inputs: list, truth: list) -> list:
+        """The float32 reference's own error on a case (same dtype, same inputs, same
+        seeding) against the float64 truth, one OwnError per output; measured once per case
+        (seed, distribution, dtype, tolerances) and kept. It anchors the oracle (a slot's
+        error is bounded by rho x the reference's, never by a moving best's or a wrong
+        starter's) and judges an ill-conditioned reference (_judge_ill_conditioned)."""
+        from .stats import compare
+        key = (c["seed"], c["dist"], str(c["dtype"]), c["atol"], c["rtol"])
+        own = p.ref_error.get(key)
+        if own is None:
+            routs = self._reference_run(p, self._ref_model(p, c["dtype"]), inputs)
+            own = []
+            for i, t in enumerate(truth):
+                got = routs[i] if routs is not None and i < len(routs) else None
+                e = compare(f"output{i}", got, t, c["atol"], c["rtol"])
+                own.append(OwnError(e["over_tol"] if e["shape_ok"] else 0, e["worst_abs_err"],
+                                    e["exact"], e["rel_l2_err"], e["shape_ok"]))
+            del routs
+            p.ref_error[key] = own
+            while len(p.ref_error) > REF_ERROR_ENTRIES:
+                p.ref_error.popitem(last=False)
+        return own
+
+    def _judge_ill_conditioned(self, res: dict, c: dict, own: list, truth: list,
+                               first: list) -> None:
+        """Outputs over tolerance: is the float32 reference itself (`own`, same dtype, same
         inputs) over tolerance against the float64 truth? Then the problem is
         ill-conditioned for this tolerance and the slot is judged relative to the
         reference's own error: every element's tolerance widened by rho x the reference's
         worst error over tolerance (`extra_atol`); `over_tol_strict` keeps the count under
         the plain tolerance."""
         from .stats import compare
-        key = (c["seed"], c["dist"], str(c["dtype"]), c["atol"], c["rtol"])
-        own = p.ref_error.get(key)
-        if own is None:
-            try:
-                routs = self._reference_run(p, self._ref_model(p, c["dtype"]), inputs)
-            except (Exception, SystemExit) as e:
-                res["notes"].append("the reference's own error could not be measured: " +
-                                    source.exception_message(e).splitlines()[0][:200])
-                return
-            own = []
-            for i, t in enumerate(truth):
-                got = routs[i] if routs is not None and i < len(routs) else None
-                e = compare(f"output{i}", got, t, c["atol"], c["rtol"])
-                own.append((e["over_tol"] if e["shape_ok"] else 0, e["worst_abs_err"],
-                            e["exact"]))
-            del routs
-            p.ref_error[key] = own
-            while len(p.ref_error) > REF_ERROR_ENTRIES:
-                p.ref_error.popitem(last=False)
         for i, o in enumerate(res["outputs"]):
             if i >= len(own) or o["over_tol"] == 0 or not o["shape_ok"]:
                 continue
-            ref_over, ref_err, exact = own[i]
+            ref_over, ref_err, exact = own[i].over_tol, own[i].worst_abs_err, own[i].exact
             if ref_over == 0 or exact or ref_err <= 0:
                 continue
             extra = c["rho"] * ref_err
