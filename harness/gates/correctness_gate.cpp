@@ -70,6 +70,11 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
   if (r.outputs.empty()) return fail("the worker reported no outputs for this case");
   for (const auto& o : r.outputs)
     if (!o.shape_ok) return fail("output " + o.name + " has the wrong shape");
+  // The reference's output dtype is part of the contract (KernelBench's own comparison
+  // refuses two dtypes): a float64 output of a float32 problem is not a match.
+  for (const auto& o : r.outputs)
+    if (!o.reference_dtype.empty() && !o.dtype.empty() && o.dtype != o.reference_dtype)
+      return fail("output " + o.name + " is " + o.dtype + ", the reference's is " + o.reference_dtype);
   for (const auto& o : r.outputs) {
     if (o.unwritten > 0) {
       return fail(of_total(o.unwritten, o.name) + " elements" + out_name(o) +

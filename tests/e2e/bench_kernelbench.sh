@@ -46,6 +46,7 @@ run raises 1 "raised " -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/r
 run mutates 1 "modified its inputs" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_mutates.py"
 run nan 1 "NaN" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_nan.py"
 run shape 1 "wrong shape" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_shape.py"
+run dtype 1 "output output0 is f64, the reference's is f32" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_double.py"
 run syntax 1 "verdict: FAIL at the static gate" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_syntax.py"
 run stream 1 "[stream]" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/lint_stream.py"
 run refop 1 "[reference-op]" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/lint_reference_op.py"

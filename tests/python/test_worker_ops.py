@@ -234,6 +234,11 @@ def test_check_nan_shape_type_determinism(relu_worker):
         (1, 1, 3, "nan", 0)
     relu_worker.compile_candidate("relu_shape.py")
     assert relu_worker.check()["outputs"][0]["shape_ok"] is False
+    relu_worker.compile_candidate("relu_double.py")  # within tolerance, float64
+    o = relu_worker.check()["outputs"][0]
+    assert (o["over_tol"], o["dtype"], o["reference_dtype"]) == (0, "f64", "f32")
+    o = relu_worker.check(dtype="f16")["outputs"][0]
+    assert (o["dtype"], o["reference_dtype"]) == ("f64", "f16")
     relu_worker.compile_candidate("relu_not_tensor.py")
     c = relu_worker.check()
     assert c["return_code"] == 0 and c["outputs"][0]["shape_ok"] is False

@@ -34,6 +34,19 @@ TEST(CorrectnessGate, PassesCleanCase) {
   EXPECT_NEAR(row.limit, 1e-3 + 1e-3 * 0.1002, 1e-12);
 }
 
+TEST(CorrectnessGate, AnOutputOfAnotherDtypeThanTheReferencesFails) {
+  // Within tolerance, but float64 where the reference returns float32.
+  auto r = result(R"({"return_code":0,"deterministic":true,
+     "outputs":[{"name":"y","max_abs_err":0,"over_tol":0,"dtype":"f64","reference_dtype":"f32"}]})");
+  CaseRow row = judge_correctness_case(softmax_case(), r);
+  EXPECT_FALSE(row.pass);
+  EXPECT_EQ(row.detail, "output y is f64, the reference's is f32");
+  // The same dtype, or one not reported (kgate-native), passes.
+  for (const char* j : {R"({"return_code":0,"outputs":[{"name":"y","dtype":"f32","reference_dtype":"f32"}]})",
+                        R"({"return_code":0,"outputs":[{"name":"y","dtype":"f64"}]})"})
+    EXPECT_TRUE(judge_correctness_case(softmax_case(), result(j)).pass) << j;
+}
+
 TEST(CorrectnessGate, OverToleranceNamesCountTotalAndWorstElement) {
   auto r = result(R"({"return_code":0,"deterministic":true,
      "outputs":[{"name":"y","max_abs_err":0.5,"over_tol":1312,"worst_index":4096,

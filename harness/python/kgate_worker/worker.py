@@ -304,7 +304,7 @@ def _short_repr(v: Any, limit: int = 200) -> str:
 
 
 OwnError = collections.namedtuple(
-    "OwnError", "over_tol worst_abs_err exact rel_l2_err shape_ok")
+    "OwnError", "over_tol worst_abs_err exact rel_l2_err shape_ok dtype")
 """The float32 reference's own error on one output of a case (Worker._own_error)."""
 
 
@@ -1886,6 +1886,7 @@ class Worker:
             for i, o in enumerate(res["outputs"]):
                 if i < len(own) and own[i].shape_ok:
                     o["reference_rel_l2_err"] = own[i].rel_l2_err
+                    o["reference_dtype"] = own[i].dtype  # the slot's must be the same
         res["elapsed_ms"] = round((time.perf_counter() - t0) * 1e3, 3)
         return res
 
@@ -1938,7 +1939,7 @@ class Worker:
                 got = routs[i] if routs is not None and i < len(routs) else None
                 e = compare(f"output{i}", got, t, c["atol"], c["rtol"])
                 own.append(OwnError(e["over_tol"] if e["shape_ok"] else 0, e["worst_abs_err"],
-                                    e["exact"], e["rel_l2_err"], e["shape_ok"]))
+                                    e["exact"], e["rel_l2_err"], e["shape_ok"], e["dtype"]))
             del routs
             p.ref_error[key] = own
             while len(p.ref_error) > REF_ERROR_ENTRIES:
