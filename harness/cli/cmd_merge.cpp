@@ -48,11 +48,14 @@ ExitCode cmd_merge(const MergeOptions& o) {
       history_failed(e);
     }
   }
-  if (history_error) return *history_error;
+  // A shard the merge was not given is the merge's own finding: an infrastructure error
+  // (exit 3) that every report states too (report::summarize), never a smaller PASS.
+  const ExitCode incomplete = merged.info.missing_shards.empty() ? ExitCode::kPass : w.exit_code;
+  if (history_error) return worse(*history_error, incomplete);
   // Like `kgate report`: merging formats what the shards found and never fails the
   // pipeline for them; a regression against the accepted results, found here, does when
   // the suite fails on performance (the shards could not see it).
-  return history_exit(failing);
+  return worse(history_exit(failing), incomplete);
 }
 
 }  // namespace kgate::cli

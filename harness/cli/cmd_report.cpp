@@ -48,6 +48,10 @@ ExitCode cmd_report(const ReportOptions& o) {
                  "): the run ended before they finished; the reports list them as errors");
       incomplete = w.exit_code;
     }
+    if (!run.info.missing_shards.empty()) {  // a `kgate merge` that lacked shards
+      log::error(o.from + ": " + report::missing_shards_why(run.info) + "; the reports list them as errors");
+      incomplete = w.exit_code;
+    }
     if (history) {
       // The reports are written; a run the history cannot take is this command's error
       // (exit 3 for a locked or broken database), never a run silently not recorded.

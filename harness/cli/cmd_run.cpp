@@ -471,6 +471,7 @@ ExitCode cmd_run(const RunOptions& o) {
     if (gpu.empty() || it.gpu.id == gpu) selected.push_back(&it);
   const std::string hash = config_hash(o.suite, selected);
   report::ShardInfo shard;
+  std::vector<std::vector<std::string>> shard_plans;
   if (!o.shard.empty()) {
     // A deterministic partition, the same on every shard runner: by expected cost from the
     // history database when one is given (longest first onto the least-loaded shard), else
@@ -489,7 +490,9 @@ ExitCode cmd_run(const RunOptions& o) {
                   " problems from " + db);
       }
     }
-    std::vector<std::string> mine_ids = report::shard_problems(ids, shard, costs);
+    // Every shard's plan goes into run.json: `kgate merge` names a missing shard's problems.
+    shard_plans = report::partition(ids, shard.count, costs);
+    const std::vector<std::string>& mine_ids = shard_plans[static_cast<size_t>(shard.index - 1)];
     std::set<std::string> mine_set(mine_ids.begin(), mine_ids.end());
     std::vector<const config::PlanItem*> mine;
     for (const auto* it : selected)
@@ -535,6 +538,7 @@ ExitCode cmd_run(const RunOptions& o) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
       throw UsageError("run id '" + so.run_id + "': use letters, digits, '-', '_' and '.' only (it names git refs)");
   so.shard = shard;
+  if (shard.count > 1) so.shard_plans = shard_plans;
   so.config_hash = hash;
   so.cache_dir = kept_cache_dir(o);
   if (!so.cache_dir.empty()) log::info("compile caches: " + so.cache_dir + " (kept across runs)");

@@ -145,9 +145,11 @@ std::string html_report(const Summary& s, const std::vector<ExperimentPoint>& pr
        ", torch " + html_escape(info.env.torch) + ", triton " + html_escape(info.env.triton) +
        ", kgate " + html_escape(info.env.kgate_version) + " (" +
        html_escape(fmt::short_sha(info.env.git_sha)) + ")" +
-       (info.interrupted ? ", <b>interrupted</b> (partial results)" : "") + ".</p>\n";
+       (info.interrupted ? ", <b>interrupted</b> (partial results)" : "") +
+       (info.missing_shards.empty() ? "" : ", <b>incomplete merge</b> (shards missing)") + ".</p>\n";
   b += std::string("<p class=\"") + (s.pipeline_failed ? "fail\">FAIL" : "pass\">PASS") +
        (info.interrupted ? " (" + html_escape(kInterruptedWhy) + ")" : std::string()) +
+       (info.missing_shards.empty() ? std::string() : " (" + html_escape(missing_shards_why(info)) + ")") +
        "</p><p>" + std::to_string(s.correctness_regressions) + " correctness regressions, " +
        std::to_string(s.gate_failures) + " gate failures, " +
        std::to_string(s.performance_regressions) + " performance regressions, " +

@@ -48,6 +48,7 @@ nlohmann::json json_report(const Summary& s) {
                  {"performance_regressions", s.performance_regressions},
                  {"gate_failures", s.gate_failures},
                  {"errors", s.errors}};
+  if (!s.info->missing_shards.empty()) j["result"]["missing_shards"] = missing_shards_why(*s.info);
   j["levels"] = nlohmann::json::array();
   for (const auto& l : s.levels) j["levels"].push_back(to_json(l));
   j["overall"] = to_json(s.overall);

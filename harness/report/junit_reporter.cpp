@@ -5,6 +5,7 @@
 #include <tinyxml2.h>
 
 #include "report/format.h"
+#include "report/record_io.h"
 
 namespace kgate::report {
 namespace {
@@ -89,28 +90,39 @@ std::string junit_xml(const Summary& s) {
   XMLElement* root = doc.NewElement("testsuites");
   doc.InsertEndChild(root);
   set_text_attr(root, "name", "kgate " + info.suite);
-  // An interrupted run is an error of its own (a testcase "run" in suite "kgate"): the JUnit
-  // fails it as the exit code does, also when every problem it planned has a record.
-  const int stopped = info.interrupted ? 1 : 0;
-  root->SetAttribute("tests", s.overall.problems + stopped);
+  // An interrupted run is an error of its own (a testcase "run" in suite "kgate"), and so is
+  // each shard a merge lacks (a testcase "shard k/n"): the JUnit fails them as the exit code
+  // does, also when every problem planned has a record or a missing shard's cannot be named.
+  struct Own {
+    std::string name, type, message;
+  };
+  std::vector<Own> own;
+  if (info.interrupted) own.push_back({"run", "interrupted", kInterruptedWhy});
+  for (int k : info.missing_shards)
+    own.push_back({"shard " + std::to_string(k) + "/" + std::to_string(info.shard.count), "missing-shard",
+                   missing_shard_reason(k, info.shard.count) + ": kgate merge was not given its output"});
+  const int n_own = static_cast<int>(own.size());
+  root->SetAttribute("tests", s.overall.problems + n_own);
   root->SetAttribute("failures", s.overall.failures);
-  root->SetAttribute("errors", s.overall.error_count + stopped);
+  root->SetAttribute("errors", s.overall.error_count + n_own);
   root->SetAttribute("time", fmt::num(s.overall.wall_s, 3).c_str());
-  if (stopped) {
+  if (n_own > 0) {
     XMLElement* suite = root->InsertNewChildElement("testsuite");
     set_text_attr(suite, "name", "kgate");
-    suite->SetAttribute("tests", 1);
+    suite->SetAttribute("tests", n_own);
     suite->SetAttribute("failures", 0);
-    suite->SetAttribute("errors", 1);
+    suite->SetAttribute("errors", n_own);
     suite->SetAttribute("skipped", 0);
     suite->SetAttribute("time", "0");
-    XMLElement* tc = suite->InsertNewChildElement("testcase");
-    set_text_attr(tc, "classname", "kgate");
-    set_text_attr(tc, "name", "run");
-    tc->SetAttribute("time", "0");
-    XMLElement* e = tc->InsertNewChildElement("error");
-    e->SetAttribute("type", "interrupted");
-    set_text_attr(e, "message", kInterruptedWhy);
+    for (const Own& o : own) {
+      XMLElement* tc = suite->InsertNewChildElement("testcase");
+      set_text_attr(tc, "classname", "kgate");
+      set_text_attr(tc, "name", o.name);
+      tc->SetAttribute("time", "0");
+      XMLElement* e = tc->InsertNewChildElement("error");
+      e->SetAttribute("type", o.type.c_str());
+      set_text_attr(e, "message", o.message);
+    }
   }
 
   for (const LevelSummary& lv : s.levels) {
@@ -139,7 +151,9 @@ std::string junit_xml(const Summary& s) {
     add_property(props, "git_sha", info.env.git_sha);
     add_property(props, "seed", std::to_string(info.seed));
     add_property(props, "shard",
-                 std::to_string(info.shard.index) + "/" + std::to_string(info.shard.count));
+                 info.missing_shards.empty()
+                     ? std::to_string(info.shard.index) + "/" + std::to_string(info.shard.count)
+                     : "merged, " + missing_shards_why(info));
 
     for (const ProblemRow& row : s.rows) {
       const ProblemResult& r = *row.record;

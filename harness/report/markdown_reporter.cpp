@@ -12,6 +12,7 @@ namespace {
 std::string status_line(const Summary& s) {
   std::string t = s.pipeline_failed ? "**Result: FAIL**" : "**Result: PASS**";
   if (s.info->interrupted) t += " (" + std::string(kInterruptedWhy) + ")";
+  if (!s.info->missing_shards.empty()) t += " (" + missing_shards_why(*s.info) + ")";
   t += " (" + std::to_string(s.correctness_regressions) + " correctness regressions, " +
        std::to_string(s.gate_failures) + " gate failures, " +
        std::to_string(s.performance_regressions) + " performance regressions" +
@@ -123,6 +124,7 @@ std::string markdown_report(const Summary& s, size_t max_bytes) {
        std::to_string(info.seed) + ", kgate " + fmt::md_cell(info.env.kgate_version) + " (" +
        fmt::md_cell(fmt::short_sha(info.env.git_sha)) + ")";
   if (info.interrupted) t += ", **interrupted** (partial results)";
+  if (!info.missing_shards.empty()) t += ", **incomplete merge** (shards missing)";
   t += ".\n\n" + status_line(s) + "\n\n";
   t += "## Levels\n\n" + markdown_level_table(s) + "\n";
   t += "Geomeans are over correct results; fast_p = share of all problems that are correct "

@@ -45,6 +45,8 @@ RunRecords merge_latest(const std::vector<std::string>& dirs) {
   RunRecords merged;
   merged.info = runs.back().first.info;
   merged.info.shard = ShardInfo{};
+  merged.info.shard_plans.clear();
+  merged.info.missing_shards.clear();
   merged.info.interrupted = false;  // each record kept is a finished problem's
   std::map<std::string, ProblemResult> latest;
   std::set<std::string> planned;
@@ -59,7 +61,8 @@ RunRecords merge_latest(const std::vector<std::string>& dirs) {
     const std::vector<std::string> unfinished = planned_without_result(part);
     for (auto& r : part.results) {
       const std::string key = r.level + "/" + r.problem;
-      if (std::find(unfinished.begin(), unfinished.end(), key) == unfinished.end()) latest[key] = std::move(r);
+      if (std::find(unfinished.begin(), unfinished.end(), key) == unfinished.end() && !is_missing_shard_row(r))
+        latest[key] = std::move(r);
     }
   }
   std::size_t unmeasured = 0;
@@ -95,6 +98,8 @@ RunRecords merge_runs(const std::vector<std::string>& dirs, MergeMode mode) {
   std::set<int> shard_indices;
   std::set<int> shard_counts;
   std::set<std::string> planned;
+  std::vector<std::vector<std::string>> shard_plans;  // from the first shard that has them
+  bool whole_run = false;
   std::string first_dir;
 
   for (const auto& dir : dirs) {
@@ -121,12 +126,23 @@ RunRecords merge_runs(const std::vector<std::string>& dirs, MergeMode mode) {
       if (info.finished_at > merged.info.finished_at) merged.info.finished_at = info.finished_at;
       merged.info.interrupted = merged.info.interrupted || info.interrupted;
     }
+    // A whole run (unsharded, or a complete merge of its shards) holds every shard.
+    if (info.shard.count == 1) whole_run = true;
     if (info.shard.count > 1) {
       shard_counts.insert(info.shard.count);
-      shard_indices.insert(info.shard.index);
+      if (info.shard.index == 0) {  // an earlier merge that lacked some shards: it holds the others
+        for (int k = 1; k <= info.shard.count; ++k)
+          if (std::find(info.missing_shards.begin(), info.missing_shards.end(), k) == info.missing_shards.end())
+            shard_indices.insert(k);
+      } else {
+        shard_indices.insert(info.shard.index);
+      }
+      if (shard_plans.empty()) shard_plans = info.shard_plans;
     }
     planned.insert(info.planned.begin(), info.planned.end());
     for (auto& r : part.results) {
+      // An earlier merge's row for a shard it lacked: this merge decides again.
+      if (is_missing_shard_row(r)) continue;
       std::string key = r.level + "/" + r.problem;
       nlohmann::json j = r;
       auto it = by_key.find(key);
@@ -142,17 +158,47 @@ RunRecords merge_runs(const std::vector<std::string>& dirs, MergeMode mode) {
 
   if (shard_counts.size() > 1)
     throw UsageError("kgate merge: the directories were split with different shard counts");
-  if (shard_counts.size() == 1) {
-    int n = *shard_counts.begin();
-    for (int k = 1; k <= n; ++k)
-      if (!shard_indices.count(k))
-        log::warn("kgate merge: shard " + std::to_string(k) + "/" + std::to_string(n) +
-                  " is missing; its problems are not in the report");
+  // A shard whose output was not given is an infrastructure error, never a smaller run:
+  // each of its problems (named by the shards' plans) is an error row saying so, and the
+  // merged run.json names the missing shards (every report, the JUnit and the exit code
+  // then fail the merge; report::summarize).
+  std::vector<int> missing;
+  const int n = shard_counts.size() == 1 ? *shard_counts.begin() : 1;
+  for (int k = 1; k <= n && n > 1 && !whole_run; ++k)
+    if (!shard_indices.count(k)) missing.push_back(k);
+  const bool plans_known = shard_plans.size() == static_cast<size_t>(n);
+  for (int k : missing) {
+    const std::string shard = std::to_string(k) + "/" + std::to_string(n);
+    if (!plans_known) {
+      log::error("kgate merge: shard " + shard + " is missing; its problems cannot be named (the shards' run.json "
+                 "has no shard_plans: an older kgate ran them); the reports carry the shard as one error");
+      continue;
+    }
+    const std::vector<std::string>& plan = shard_plans[static_cast<size_t>(k - 1)];
+    int added = 0;
+    for (const auto& id : plan) {
+      planned.insert(id);
+      const std::string key = planned_record_key(id);
+      if (by_key.count(key)) continue;
+      ProblemResult m = no_result_row(merged.info, id, missing_shard_reason(k, n));
+      by_key.emplace(key, std::make_pair(nlohmann::json(m), std::string("(missing shard)")));
+      merged.results.push_back(std::move(m));
+      ++added;
+    }
+    log::error("kgate merge: shard " + shard + " is missing: its " + std::to_string(added) +
+               " problem" + (added == 1 ? " is an error" : "s are errors") + " in the reports");
   }
   for (const auto& key : planned)
     if (!by_key.count(planned_record_key(key))) log::warn("kgate merge: " + key + " was planned but has no record");
 
-  merged.info.shard = ShardInfo{};
+  merged.info.missing_shards = missing;
+  if (missing.empty()) {
+    merged.info.shard = ShardInfo{};  // the whole run, as an unsharded run writes it
+    merged.info.shard_plans.clear();
+  } else {
+    merged.info.shard = ShardInfo{0, n};
+    merged.info.shard_plans = shard_plans;
+  }
   merged.info.planned.assign(planned.begin(), planned.end());
   std::sort(merged.results.begin(), merged.results.end(),
             [](const ProblemResult& a, const ProblemResult& b) {

@@ -21,8 +21,11 @@ enum class MergeMode { kShards, kLatest };
 
 // Loads and combines. Throws UsageError when a directory is unreadable, run ids or config
 // hashes differ (kShards) or the suites differ (kLatest), or two shards disagree on the
-// record of one problem. Missing shards or planned problems without a record are logged
-// as warnings.
+// record of one problem. kShards: a missing shard (no input is shard k of n, and none is
+// the whole run) is logged as an error and named in RunInfo::missing_shards (shard index
+// 0), each problem of its plan (RunInfo::shard_plans) an error row "no result: shard k/n
+// is missing"; a later merge given that shard replaces those rows. Planned problems
+// without a record are logged as warnings.
 RunRecords merge_runs(const std::vector<std::string>& dirs, MergeMode mode = MergeMode::kShards);
 
 // merge_runs + write OUT/run.json, OUT/results/*.json (replacing stale records there) and

@@ -77,6 +77,32 @@ std::vector<std::string> planned_without_result(const RunRecords& run) {
   return out;
 }
 
+ProblemResult no_result_row(const RunInfo& info, const std::string& planned_id, const std::string& reason) {
+  const size_t slash = planned_id.find('/');
+  ProblemResult m;
+  m.run_id = info.run_id;
+  m.suite = info.suite;
+  m.seed = info.seed;
+  m.env = info.env;
+  m.level = slash == std::string::npos ? "" : planned_id.substr(0, slash);
+  m.problem = planned_id.substr(planned_id.rfind('/') + 1);
+  m.outcome = Outcome::kError;
+  m.reason = reason;
+  return m;
+}
+
+namespace {
+constexpr const char* kMissingShardPrefix = "no result: shard ";
+}  // namespace
+
+std::string missing_shard_reason(int index, int count) {
+  return kMissingShardPrefix + std::to_string(index) + "/" + std::to_string(count) + " is missing";
+}
+
+bool is_missing_shard_row(const ProblemResult& r) {
+  return r.outcome == Outcome::kError && r.best_commit.empty() && r.reason.rfind(kMissingShardPrefix, 0) == 0;
+}
+
 std::string record_file_name(const std::string& level, const std::string& problem) {
   std::string name = level + "__" + problem;
   std::replace(name.begin(), name.end(), '/', '_');
@@ -130,9 +156,20 @@ RunInfo load_run_info(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(path + ": bad field: " + e.what());
   }
-  if (info.shard.count < 1 || info.shard.index < 1 || info.shard.index > info.shard.count)
+  // Index 0: a merge that lacks the shards it names (missing_shards), no one shard.
+  const bool incomplete_merge = info.shard.index == 0 && info.shard.count > 1 && !info.missing_shards.empty();
+  if (info.shard.count < 1 || (info.shard.index < 1 && !incomplete_merge) || info.shard.index > info.shard.count)
     throw UsageError(path + ": bad shard " + std::to_string(info.shard.index) + "/" +
                      std::to_string(info.shard.count));
+  if (!info.missing_shards.empty() && info.shard.index != 0)
+    throw UsageError(path + ": shard " + std::to_string(info.shard.index) + "/" + std::to_string(info.shard.count) +
+                     " names missing shards (only a merge, shard index 0, does)");
+  for (int k : info.missing_shards)
+    if (k < 1 || k > info.shard.count)
+      throw UsageError(path + ": bad missing shard " + std::to_string(k) + " of " + std::to_string(info.shard.count));
+  if (!info.shard_plans.empty() && info.shard_plans.size() != static_cast<size_t>(info.shard.count))
+    throw UsageError(path + ": " + std::to_string(info.shard_plans.size()) + " shard plans for " +
+                     std::to_string(info.shard.count) + " shards");
   return info;
 }
 
@@ -215,18 +252,10 @@ RunRecords load_run_dir(const std::string& out_dir) {
   bool added = false;
   for (const auto& key : run.info.planned) {
     if (have.count(planned_record_key(key))) continue;
-    const size_t slash = key.find('/');
-    ProblemResult m;
-    m.run_id = run.info.run_id;
-    m.suite = run.info.suite;
-    m.seed = run.info.seed;
-    m.env = run.info.env;
-    m.level = slash == std::string::npos ? "" : key.substr(0, slash);
-    m.problem = key.substr(key.rfind('/') + 1);
-    m.outcome = Outcome::kError;
-    m.reason = kPlannedNoResult +
-               std::string(run.info.interrupted ? " (interrupted)" : run.info.finished_at.empty() ? " (killed?)" : "");
-    run.results.push_back(std::move(m));
+    run.results.push_back(no_result_row(
+        run.info, key,
+        kPlannedNoResult +
+            std::string(run.info.interrupted ? " (interrupted)" : run.info.finished_at.empty() ? " (killed?)" : "")));
     added = true;
   }
   if (added)

@@ -33,6 +33,17 @@ inline constexpr const char* kPlannedNoResult = "planned but no result: the run 
 // rows), as "<level>/<problem>".
 std::vector<std::string> planned_without_result(const RunRecords& run);
 
+// The error row of planned problem `planned_id` of the run `info` describes, which has no
+// result record: outcome error, `reason` saying why (load_run_dir's kPlannedNoResult rows,
+// `kgate merge`'s missing-shard rows).
+ProblemResult no_result_row(const RunInfo& info, const std::string& planned_id, const std::string& reason);
+
+// The reason of the error row `kgate merge` writes for each problem of a shard whose output
+// it was not given: "no result: shard 2/4 is missing".
+std::string missing_shard_reason(int index, int count);
+// Whether `r` is such a row (a later merge that is given the shard replaces it).
+bool is_missing_shard_row(const ProblemResult& r);
+
 // OUT/run.json (optional: derived from the records when absent, with a warning) and every
 // OUT/results/*.json. Throws UsageError when there is no record, a record is malformed, two
 // records describe the same problem, or records disagree on the run id.

@@ -44,12 +44,60 @@ struct RunInfo {
   // `kgate merge --latest`: the runs whose records this directory combines (each record
   // keeps its own run_id); empty for a run's own directory and for merged shards.
   std::vector<std::string> merged_runs;
+  // A shard of a sharded run (shard.count > 1): the plan of every shard of the run, shard
+  // k's at k-1, so `kgate merge` can name the problems of a shard whose output is missing.
+  std::vector<std::vector<std::string>> shard_plans;
+  // `kgate merge` of a sharded run without every shard's output: the shards (k of
+  // shard.count) it lacks, each an infrastructure error in every report; shard.index is
+  // then 0 (the directory is no one shard, nor the whole run). Empty otherwise.
+  std::vector<int> missing_shards;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RunInfo, version, kind, suite, run_id,
-                                                config_hash, seed, started_at, finished_at,
-                                                interrupted, env, shard, planned,
-                                                fail_on_performance, regression_threshold,
-                                                keep_threshold, merged_runs)
+
+// As NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT would, except that shard_plans and
+// missing_shards are written only when set: a run that needs neither writes the run.json
+// (and report.json "run") it always did.
+inline void to_json(nlohmann::json& j, const RunInfo& r) {
+  j = nlohmann::json{{"version", r.version},
+                     {"kind", r.kind},
+                     {"suite", r.suite},
+                     {"run_id", r.run_id},
+                     {"config_hash", r.config_hash},
+                     {"seed", r.seed},
+                     {"started_at", r.started_at},
+                     {"finished_at", r.finished_at},
+                     {"interrupted", r.interrupted},
+                     {"env", r.env},
+                     {"shard", r.shard},
+                     {"planned", r.planned},
+                     {"fail_on_performance", r.fail_on_performance},
+                     {"regression_threshold", r.regression_threshold},
+                     {"keep_threshold", r.keep_threshold},
+                     {"merged_runs", r.merged_runs}};
+  if (!r.shard_plans.empty()) j["shard_plans"] = r.shard_plans;
+  if (!r.missing_shards.empty()) j["missing_shards"] = r.missing_shards;
+}
+
+inline void from_json(const nlohmann::json& j, RunInfo& r) {
+  const RunInfo d;
+  r.version = j.value("version", d.version);
+  r.kind = j.value("kind", d.kind);
+  r.suite = j.value("suite", d.suite);
+  r.run_id = j.value("run_id", d.run_id);
+  r.config_hash = j.value("config_hash", d.config_hash);
+  r.seed = j.value("seed", d.seed);
+  r.started_at = j.value("started_at", d.started_at);
+  r.finished_at = j.value("finished_at", d.finished_at);
+  r.interrupted = j.value("interrupted", d.interrupted);
+  r.env = j.value("env", d.env);
+  r.shard = j.value("shard", d.shard);
+  r.planned = j.value("planned", d.planned);
+  r.fail_on_performance = j.value("fail_on_performance", d.fail_on_performance);
+  r.regression_threshold = j.value("regression_threshold", d.regression_threshold);
+  r.keep_threshold = j.value("keep_threshold", d.keep_threshold);
+  r.merged_runs = j.value("merged_runs", d.merged_runs);
+  r.shard_plans = j.value("shard_plans", d.shard_plans);
+  r.missing_shards = j.value("missing_shards", d.missing_shards);
+}
 
 // Every record of one output directory: what reporters, merge and history consume.
 struct RunRecords {

@@ -240,8 +240,22 @@ Summary summarize(const RunRecords& run) {
   // when every problem it planned has a record (the stop came in the final re-measures):
   // its reports say the same.
   if (run.info.interrupted) sum.exit_code = worse(sum.exit_code, ExitCode::kInterrupted);
+  // A merge that lacks shards is an infrastructure error, also when the shards it has
+  // passed or their problems cannot be named (`kgate merge` exits with it).
+  if (!run.info.missing_shards.empty()) sum.exit_code = worse(sum.exit_code, ExitCode::kInfra);
   sum.pipeline_failed = sum.exit_code != ExitCode::kPass;
   return sum;
+}
+
+std::string missing_shards_why(const RunInfo& info) {
+  if (info.missing_shards.empty()) return "";
+  std::string list;
+  for (int k : info.missing_shards)
+    list += (list.empty() ? "" : ", ") + std::to_string(k) + "/" + std::to_string(info.shard.count);
+  const bool one = info.missing_shards.size() == 1;
+  return std::string(one ? "shard " : "shards ") + list + (one ? " is" : " are") +
+         " missing: kgate merge was not given " + (one ? "its output" : "their outputs") +
+         "; " + (one ? "its" : "their") + " problems have no result (infrastructure error, exit 3)";
 }
 
 std::vector<MissingReference> missing_references(const Summary& s) {

@@ -102,6 +102,11 @@ struct MissingReference {
 inline constexpr const char* kInterruptedWhy =
     "interrupted: the run was stopped before it finished, exit 130; `kgate run --resume` finishes it";
 
+// What every report says of a merge without every shard's output (RunInfo::missing_shards):
+// "shard 2/4 is missing: kgate merge was not given its output; its problems have no result"
+// ("" when none is). An infrastructure error, exit 3.
+std::string missing_shards_why(const RunInfo& info);
+
 struct Summary {
   const RunInfo* info = nullptr;
   std::vector<LevelSummary> levels;   // sorted by level id

@@ -43,6 +43,7 @@ struct SuiteRunOptions {
   report::ShardInfo shard;
   std::string config_hash;
   std::vector<std::string> planned;  // "<level>/<problem>" ids of this shard
+  std::vector<std::vector<std::string>> shard_plans;  // every shard's planned ids (shard k's at k-1)
   std::string cache_dir;  // the workers' compile caches when outside OUT ("": OUT/cache)
 };
 

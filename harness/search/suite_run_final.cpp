@@ -207,6 +207,7 @@ void write_run_json(RunState& st, bool finished, bool was_interrupted) {
   info.env.gpu = st.device_name;
   info.env.set_software(st.runtime.device.driver, st.runtime.cuda, st.runtime.torch, st.runtime.triton);
   info.shard = st.opt.shard;
+  info.shard_plans = st.opt.shard_plans;
   info.planned = st.opt.planned;
   if (info.planned.empty())
     for (const auto& it : st.items) info.planned.push_back(it.level + "/" + it.problem_id);

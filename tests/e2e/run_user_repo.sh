@@ -6,7 +6,7 @@
 #   `kgate init` scaffolds a user repository (and keeps its files on a second init);
 #   `kgate validate --plan` there: the built-in GPU targets come from the install;
 #   two shards of suites/smoke.yaml and `kgate merge` of them (and a refused merge of
-#   shards of different runs); `kgate check` of a PR branch with wrong math (exit 1, one
+#   shards of different runs, and a merge missing shard 2: exit 3, every report says so); `kgate check` of a PR branch with wrong math (exit 1, one
 #   ::error annotation on the kernel file, one step summary) and of a faster one (exit 0).
 # Every step asserts its exit code, and that junit.xml and report.json say the same.
 set -uo pipefail
@@ -141,6 +141,38 @@ assert run["run_id"] == "user-e2e", run["run_id"]
 assert run["env"]["gpu_target"] == "cpu", run["env"]  # kgate's built-in target
 assert run["planned"] == ["native/rmsnorm", "native/softmax"], run["planned"]
 PY
+# A shard's output missing from the merge: exit 3, and every report says so -- shard 2's
+# problems (named by the plans each shard's run.json carries) are errors "no result: shard
+# 2/2 is missing", the JUnit has the shard as an error of its own, run.json is no whole run;
+# `kgate report --from` the merged directory tells the same.
+expect_rc 3 merge_missing merge "$T/shard1" --out "$T/merged-missing"
+grep -q "shard 2/2 is missing" "$T/merge_missing.out" || fail "the merge does not name the missing shard"
+expect_rc 3 report_missing report --from "$T/merged-missing" --out "$T/report-missing"
+for d in merged-missing report-missing; do
+  python3 - "$T/$d" "$T/shard2/run.json" <<'PY' || fail "$d: the reports of a merge without shard 2 disagree"
+import json, sys, xml.etree.ElementTree as ET
+out, shard2 = sys.argv[1], json.load(open(sys.argv[2]))
+missing = sorted(shard2["planned"])
+assert missing, shard2
+rep = json.load(open(out + "/report.json"))
+assert rep["result"]["exit_code"] == 3 and rep["result"]["pipeline_failed"], rep["result"]
+errors = sorted(p["level"] + "/" + p["problem"] for p in rep["problems"] if p["failure"] == "error")
+assert errors == missing, (errors, missing)
+for p in rep["problems"]:
+    if p["level"] + "/" + p["problem"] in missing:
+        assert p["message"] == "no result: shard 2/2 is missing", p
+root = ET.parse(out + "/junit.xml").getroot()
+cases = {c.get("classname") + "/" + c.get("name"): c for c in root.iter("testcase")}
+erred = sorted(k for k, c in cases.items() if c.find("error") is not None)
+assert erred == sorted(missing + ["kgate/shard 2/2"]), erred
+assert int(root.get("errors")) == len(erred) and int(root.get("tests")) == len(cases), root.attrib
+md = open(out + "/report.md").read()
+assert "**Result: FAIL**" in md and "shard 2/2 is missing" in md, md[:600]
+run = rep["run"]
+assert run["shard"] == {"index": 0, "count": 2} and run["missing_shards"] == [2], run["shard"]
+print(f"agree {out}: exit 3, errors {erred}")
+PY
+done
 [ -d "$T/shard1/workspaces" ] && ls -d "$T"/shard*/workspaces/*/.git >/dev/null 2>&1 || fail "no experiment repositories in the shards"
 
 # ---- PR check: wrong math on a branch, then a faster change ----

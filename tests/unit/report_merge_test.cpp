@@ -2,6 +2,7 @@
 #include "report/merge.h"
 
 #include <gtest/gtest.h>
+#include <tinyxml2.h>
 
 #include <filesystem>
 
@@ -16,8 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace testing;
 
-// Splits the basic run into n shard directories the way `kgate run --shard k/n` would.
-std::vector<std::string> make_shards(const TempDir& d, int n, const RunRecords& run) {
+// Splits the basic run into n shard directories the way `kgate run --shard k/n` would
+// (every shard's plan in its run.json; an older kgate's shards, `with_plans` false, have none).
+std::vector<std::string> make_shards(const TempDir& d, int n, const RunRecords& run, bool with_plans = true) {
   std::vector<std::string> ids;
   for (const auto& r : run.results) ids.push_back(r.level + "/" + r.problem);
   auto parts = partition(ids, n);
@@ -27,6 +29,7 @@ std::vector<std::string> make_shards(const TempDir& d, int n, const RunRecords& 
     RunInfo info = run.info;
     info.shard = {k, n};
     info.planned = parts[static_cast<size_t>(k - 1)];
+    if (with_plans) info.shard_plans = parts;
     write_run_info(dir, info);
     for (const auto& r : run.results)
       if (std::count(info.planned.begin(), info.planned.end(), r.level + "/" + r.problem))
@@ -135,6 +138,144 @@ TEST(ReportMerge, CliExitCodes) {
                                  " --out " + (d / "merged2"));
   EXPECT_EQ(rc2, 2) << out2;
   EXPECT_NE(out2.find("config hash"), std::string::npos) << out2;
+}
+
+// The basic run without its failing records: every report of it passes.
+RunRecords passing_run() {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  std::erase_if(run.results, [](const ProblemResult& r) {
+    return r.outcome == Outcome::kRegressed || r.outcome == Outcome::kError;
+  });
+  return run;
+}
+
+// What junit.xml, report.json and report.md of DIR say: the exit code, the testcases with
+// an <error>, the problems of report.json that are errors.
+struct Story {
+  int exit_code = -1;
+  bool md_fail = false;
+  int junit_tests = 0, junit_errors = 0;
+  std::vector<std::string> junit_error_cases;
+  std::vector<std::string> json_errors;
+};
+
+Story story_of(const std::string& dir) {
+  Story s;
+  nlohmann::json rep = nlohmann::json::parse(read_file(dir + "/report.json"));
+  s.exit_code = rep["result"]["exit_code"].get<int>();
+  for (const auto& p : rep["problems"])
+    if (p["failure"] == "error") s.json_errors.push_back(p["level"].get<std::string>() + "/" + p["problem"].get<std::string>());
+  s.md_fail = read_file(dir + "/report.md").find("**Result: FAIL**") != std::string::npos;
+  tinyxml2::XMLDocument doc;
+  EXPECT_EQ(doc.LoadFile((dir + "/junit.xml").c_str()), tinyxml2::XML_SUCCESS);
+  const tinyxml2::XMLElement* root = doc.FirstChildElement("testsuites");
+  if (!root) return s;
+  s.junit_tests = root->IntAttribute("tests");
+  s.junit_errors = root->IntAttribute("errors");
+  for (auto* suite = root->FirstChildElement("testsuite"); suite; suite = suite->NextSiblingElement("testsuite"))
+    for (auto* tc = suite->FirstChildElement("testcase"); tc; tc = tc->NextSiblingElement("testcase"))
+      if (tc->FirstChildElement("error"))
+        s.junit_error_cases.push_back(std::string(tc->Attribute("classname")) + "/" + tc->Attribute("name"));
+  std::sort(s.junit_error_cases.begin(), s.junit_error_cases.end());
+  std::sort(s.json_errors.begin(), s.json_errors.end());
+  return s;
+}
+
+// A shard the merge was not given is an infrastructure error (exit 3) that every report
+// states: each of its problems an error "no result: shard 2/2 is missing", the shard a
+// JUnit error of its own, and run.json no claim to be the whole run. Regenerating the
+// reports from the merged records tells the same story, and merging the missing shard in
+// later gives what a complete merge gives.
+TEST(ReportMerge, MissingShardIsAnInfrastructureErrorInEveryReport) {
+  TempDir d;
+  const RunRecords run = passing_run();
+  ASSERT_GE(run.results.size(), 3u);
+  auto shards = make_shards(d, 2, run);
+  const WrittenReports whole = merge_dirs(shards, d / "whole");
+  EXPECT_EQ(whole.exit_code, ExitCode::kPass);
+
+  const WrittenReports w = merge_dirs({shards[0]}, d / "m1");
+  EXPECT_EQ(w.exit_code, ExitCode::kInfra);
+  const RunInfo info = load_run_info(d / "m1/run.json");
+  EXPECT_EQ(info.shard.index, 0);
+  EXPECT_EQ(info.shard.count, 2);
+  EXPECT_EQ(info.missing_shards, std::vector<int>{2});
+  const RunInfo shard2 = load_run_info(shards[1] + "/run.json");
+  std::vector<std::string> want_errors;
+  for (const auto& id : shard2.planned) want_errors.push_back(id);
+  std::sort(want_errors.begin(), want_errors.end());
+  ASSERT_FALSE(want_errors.empty());
+
+  const RunRecords merged = load_run_dir(d / "m1");
+  EXPECT_EQ(merged.results.size(), run.results.size());  // every problem of the suite
+  for (const auto& r : merged.results) {
+    const std::string key = r.level + "/" + r.problem;
+    const bool of_missing = std::count(want_errors.begin(), want_errors.end(), key) > 0;
+    EXPECT_EQ(r.reason == "no result: shard 2/2 is missing", of_missing) << key << ": " << r.reason;
+    if (of_missing) EXPECT_EQ(r.outcome, Outcome::kError) << key;
+  }
+
+  const Story s = story_of(d / "m1");
+  EXPECT_EQ(s.exit_code, 3);
+  EXPECT_TRUE(s.md_fail);
+  EXPECT_EQ(s.json_errors, want_errors);
+  std::vector<std::string> want_cases = want_errors;
+  want_cases.push_back("kgate/shard 2/2");
+  std::sort(want_cases.begin(), want_cases.end());
+  EXPECT_EQ(s.junit_error_cases, want_cases);
+  EXPECT_EQ(s.junit_tests, static_cast<int>(run.results.size()) + 1);
+  EXPECT_EQ(s.junit_errors, static_cast<int>(want_cases.size()));
+  EXPECT_NE(read_file(d / "m1/report.md").find("shard 2/2 is missing"), std::string::npos);
+
+  // `kgate report --from` the merged directory: the same reports, the same status.
+  const std::string json = read_file(d / "m1/report.json");
+  EXPECT_EQ(validate_against(fixture("../../../reports/report.schema.json"), nlohmann::json::parse(json)), "");
+  const WrittenReports again = write_reports(load_run_dir(d / "m1"), d / "again");
+  EXPECT_EQ(again.exit_code, ExitCode::kInfra);
+  EXPECT_EQ(read_file(d / "again/report.json"), json);
+  EXPECT_EQ(read_file(d / "again/junit.xml"), read_file(d / "m1/junit.xml"));
+
+  // The missing shard merged in later: what the complete merge says.
+  const WrittenReports later = merge_dirs({d / "m1", shards[1]}, d / "m2");
+  EXPECT_EQ(later.exit_code, ExitCode::kPass);
+  EXPECT_EQ(read_file(d / "m2/report.json"), read_file(d / "whole/report.json"));
+  EXPECT_EQ(read_file(d / "m2/run.json"), read_file(d / "whole/run.json"));
+  // The incomplete merge merged again alone: unchanged.
+  merge_dirs({d / "m1"}, d / "m3");
+  EXPECT_EQ(read_file(d / "m3/report.json"), json);
+}
+
+// Shards of an older kgate name no plans: the missing shard's problems cannot be named, but
+// the shard is still an error in the JUnit and the summary, and the exit code says so.
+TEST(ReportMerge, MissingShardWithoutPlansIsStillAnError) {
+  TempDir d;
+  auto shards = make_shards(d, 2, passing_run(), /*with_plans=*/false);
+  const WrittenReports w = merge_dirs({shards[0]}, d / "m1");
+  EXPECT_EQ(w.exit_code, ExitCode::kInfra);
+  const Story s = story_of(d / "m1");
+  EXPECT_EQ(s.exit_code, 3);
+  EXPECT_TRUE(s.md_fail);
+  EXPECT_TRUE(s.json_errors.empty());
+  EXPECT_EQ(s.junit_error_cases, std::vector<std::string>{"kgate/shard 2/2"});
+  EXPECT_EQ(s.junit_errors, 1);
+  EXPECT_NE(read_file(d / "m1/report.md").find("shard 2/2 is missing"), std::string::npos);
+  nlohmann::json rep = nlohmann::json::parse(read_file(d / "m1/report.json"));
+  EXPECT_NE(rep["result"].value("missing_shards", "").find("shard 2/2 is missing"), std::string::npos) << rep["result"];
+}
+
+// The binaries: `kgate merge` of one shard of two exits 3 and says which is missing;
+// `kgate report --from` the merged directory exits 3 too.
+TEST(ReportMerge, CliMissingShardExitsInfra) {
+  TempDir d;
+  auto shards = make_shards(d, 2, passing_run());
+  auto [rc, out] = run_command(kgate_bin() + " merge " + shards[0] + " --out " + (d / "merged"));
+  EXPECT_EQ(rc, 3) << out;
+  EXPECT_NE(out.find("shard 2/2 is missing"), std::string::npos) << out;
+  auto [rc2, out2] = run_command(kgate_bin() + " report --from " + (d / "merged") + " --out " + (d / "again"));
+  EXPECT_EQ(rc2, 3) << out2;
+  EXPECT_NE(out2.find("shard 2/2 is missing"), std::string::npos) << out2;
+  auto [rc3, out3] = run_command(kgate_bin() + " merge " + shards[0] + " " + shards[1] + " --out " + (d / "all"));
+  EXPECT_EQ(rc3, 0) << out3;
 }
 
 // Runs of one suite over different problems, one device session after another: each
