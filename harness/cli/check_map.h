@@ -41,6 +41,9 @@ struct OtherBackend {
 
 struct ChangeMap {
   std::vector<Target> targets;               // sorted by problem id, one per problem
+  // Problems whose candidate (a changed file that is not in the work tree) the change
+  // deletes: nothing to gate, each one fails the check. Sorted by problem id.
+  std::vector<Target> deleted;
   std::vector<OtherBackend> other_backend;   // starters of other backends (reported as skipped)
   std::vector<std::string> unmapped;         // changed files that are no problem's kernel
 };
@@ -67,7 +70,8 @@ inline std::string below(const std::string& path, const std::string& dir) {
 //   - a native problem's starter for `backend` (NativeProblem::starters);
 //   - a KernelBench level's <solutions>/<name>.py when <root>/<name>.py exists.
 // A file may map to several problems (a starter shared by two problems); a problem is
-// checked once. Deleted files (not in the work tree) map to nothing.
+// checked once. A deleted file (not in the work tree) that was such a candidate maps its
+// problems to `deleted`; any other deleted file is unmapped.
 inline ChangeMap map_changed_files(const config::Catalog& cat, const std::string& workdir,
                                    const std::vector<std::string>& changed,
                                    const std::string& backend) {
@@ -93,7 +97,7 @@ inline ChangeMap map_changed_files(const config::Catalog& cat, const std::string
     const bool exists = fs::is_regular_file(abs, ec);
     for (const auto& p : cat.problems) {
       for (const auto& [be, starter] : p.starters) {
-        if (!exists || detail::canon(starter) != abs) continue;
+        if (detail::canon(starter) != abs) continue;
         mapped = true;
         const std::string level = native_level(p);
         const std::string id = level + "/" + p.id;
@@ -102,11 +106,11 @@ inline ChangeMap map_changed_files(const config::Catalog& cat, const std::string
           continue;
         }
         if (!seen_problems.insert(id).second) continue;
-        out.targets.push_back({rel, abs, level, id, "native", &p, p.loc.file, ""});
+        (exists ? out.targets : out.deleted).push_back({rel, abs, level, id, "native", &p, p.loc.file, ""});
       }
     }
     for (const auto& lv : cat.levels) {
-      if (!exists || lv.kind != "kernelbench" || lv.solutions.empty() || lv.root.empty()) continue;
+      if (lv.kind != "kernelbench" || lv.solutions.empty() || lv.root.empty()) continue;
       std::string sub = detail::below(abs, detail::canon(lv.solutions));
       if (sub.empty() || !sub.ends_with(".py")) continue;
       std::string name = sub.substr(0, sub.size() - 3);
@@ -115,18 +119,20 @@ inline ChangeMap map_changed_files(const config::Catalog& cat, const std::string
       mapped = true;
       const std::string id = lv.id + "/" + name;
       if (!seen_problems.insert(id).second) continue;
-      out.targets.push_back({rel, abs, lv.id, id, "kernelbench", nullptr,
-                             detail::canon(ref), lv.baseline});
+      (exists ? out.targets : out.deleted)
+          .push_back({rel, abs, lv.id, id, "kernelbench", nullptr, detail::canon(ref), lv.baseline});
     }
     if (!mapped) out.unmapped.push_back(rel);
   }
-  std::sort(out.targets.begin(), out.targets.end(),
-            [](const Target& a, const Target& b) { return a.problem < b.problem; });
+  auto by_problem = [](const Target& a, const Target& b) { return a.problem < b.problem; };
+  std::sort(out.targets.begin(), out.targets.end(), by_problem);
+  std::sort(out.deleted.begin(), out.deleted.end(), by_problem);
   // A problem is either checked or reported once as "other backend", never both.
   std::vector<OtherBackend> other;
   for (auto& ob : out.other_backend) {
-    bool dup = std::any_of(out.targets.begin(), out.targets.end(),
-                           [&](const Target& t) { return t.problem == ob.problem; }) ||
+    auto same = [&](const Target& t) { return t.problem == ob.problem; };
+    bool dup = std::any_of(out.targets.begin(), out.targets.end(), same) ||
+               std::any_of(out.deleted.begin(), out.deleted.end(), same) ||
                std::any_of(other.begin(), other.end(),
                            [&](const OtherBackend& o) { return o.problem == ob.problem; });
     if (!dup) other.push_back(std::move(ob));

@@ -104,7 +104,8 @@ class GitView {
   }
 
   // Paths (relative to the work tree) that differ between the base tree and the working
-  // tree as the index sees it (committed, staged and unstaged changes; not untracked files).
+  // tree as the index sees it (committed, staged and unstaged changes; not untracked
+  // files), deleted files included (by their path at the base).
   std::vector<std::string> changed_paths() {
     git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
     Diff diff;
@@ -113,12 +114,22 @@ class GitView {
     std::vector<std::string> out;
     for (size_t i = 0, n = git_diff_num_deltas(diff.p); i < n; ++i) {
       const git_diff_delta* d = git_diff_get_delta(diff.p, i);
-      if (!d || d->status == GIT_DELTA_DELETED) continue;
-      if (d->new_file.path) out.push_back(d->new_file.path);
+      if (!d) continue;
+      const char* path = d->status == GIT_DELTA_DELETED ? d->old_file.path : d->new_file.path;
+      if (path) out.push_back(path);
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
+  }
+
+  // Whether `rel` (a file or a directory) exists in the base tree.
+  bool in_base(const std::string& rel) {
+    TreeEntry entry;
+    int rc = git_tree_entry_bypath(entry.out(), base_tree_.p, rel.c_str());
+    if (rc == GIT_ENOTFOUND) return false;
+    if (rc != 0) throw InfraError(dir_ + ": git: " + rel + " at the base: " + git::last_error());
+    return true;
   }
 
   // The file's content at the base, or nullopt when it did not exist there.
@@ -193,6 +204,9 @@ std::string name_in_level(const std::string& level, const std::string& id) {
   return id.starts_with(level + "/") ? id.substr(level.size() + 1) : id;
 }
 
+// The reason of a problem whose candidate file the change under check deletes.
+constexpr const char* kDeletedWhy = "its candidate file was deleted by this change";
+
 struct Row {
   std::string problem;
   std::string baseline;
@@ -214,8 +228,9 @@ class PrCheck {
     map_changes();
     print_plan();
     start_records();
-    if (map_.targets.empty() && map_.other_backend.empty()) return nothing_to_check();
+    if (map_.targets.empty() && map_.deleted.empty() && map_.other_backend.empty()) return nothing_to_check();
     for (const auto& s : map_.other_backend) skip(s);
+    for (const Target& t : map_.deleted) deleted(t);
     for (const Target& t : map_.targets) gate(t);
     info_.finished_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
     report::write_run_info(o_.out, info_);
@@ -272,18 +287,34 @@ class PrCheck {
   void map_changes() {
     const bool explicit_changed = !o_.changed.empty();
     if (explicit_changed) {
+      std::vector<std::string> unknown;
       for (const auto& c : o_.changed) {
         fs::path p(c);
+        std::string rel;
         if (p.is_absolute()) {
-          std::string rel = check::detail::below(check::detail::canon(p), check::detail::canon(git_.workdir()));
+          rel = check::detail::below(check::detail::canon(p), check::detail::canon(git_.workdir()));
           if (rel.empty()) {
             log::warn(c + ": outside the repository " + git_.workdir() + "; ignored");
             continue;
           }
-          changed_.push_back(rel);
         } else {
-          changed_.push_back(p.lexically_normal().generic_string());
+          rel = p.lexically_normal().generic_string();
         }
+        // A path in neither the working tree nor the base is a typo, never "nothing changed";
+        // one only at the base is a file this change deletes.
+        std::error_code ec;
+        if (!fs::exists(fs::path(git_.workdir()) / rel, ec) && !git_.in_base(rel)) {
+          unknown.push_back(c);
+          continue;
+        }
+        changed_.push_back(rel);
+      }
+      if (!unknown.empty()) {
+        std::string list;
+        for (const auto& u : unknown) list += (list.empty() ? "" : ", ") + u;
+        throw UsageError("--changed " + list + ": no such file in the working tree of " + git_.workdir() +
+                         " nor at the merge-base " + mb_sha_.substr(0, 12) + " of " + o_.base +
+                         " (paths are relative to the repository root)");
       }
     } else {
       changed_ = git_.changed_paths();
@@ -300,9 +331,12 @@ class PrCheck {
                 mb_sha_.substr(0, 12).c_str(), head_sha_.substr(0, 12).c_str(), backend_.c_str());
     std::printf("seed %llu (reproduce with --seed %llu)\n", static_cast<unsigned long long>(seed_),
                 static_cast<unsigned long long>(seed_));
+    const size_t n = map_.targets.size() + map_.deleted.size();
     std::printf("%zu changed file%s, %zu problem%s to check\n", changed_.size(), changed_.size() == 1 ? "" : "s",
-                map_.targets.size(), map_.targets.size() == 1 ? "" : "s");
+                n, n == 1 ? "" : "s");
     for (const auto& t : map_.targets) std::printf("  %s -> %s\n", t.rel.c_str(), t.problem.c_str());
+    for (const auto& t : map_.deleted)
+      std::printf("  %s (deleted) -> %s: %s\n", t.rel.c_str(), t.problem.c_str(), kDeletedWhy);
     for (const auto& s : map_.other_backend)
       std::printf("  %s -> %s (starter for backend %s: skipped; check with --backend %s)\n", s.rel.c_str(),
                   s.problem.c_str(), s.backend.c_str(), s.backend.c_str());
@@ -324,6 +358,7 @@ class PrCheck {
     info_.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
     info_.env = report::host_environment(backend_);
     for (const auto& t : map_.targets) info_.planned.push_back(t.problem);
+    for (const auto& t : map_.deleted) info_.planned.push_back(t.problem);
     for (const auto& s : map_.other_backend) info_.planned.push_back(s.problem);
     info_.fail_on_performance = true;  // a PR check fails on a significant slowdown
     info_.regression_threshold = thresholds_.regression_threshold;
@@ -380,6 +415,22 @@ class PrCheck {
     r.outcome = report::Outcome::kSkipped;
     r.reason = s.rel + " is the starter for backend " + s.backend + "; this check ran backend " + backend_;
     record(s.problem, r, false, false);
+  }
+
+  // ---- a problem whose candidate the change deletes: a failure, nothing to gate ----
+  // Not an infrastructure error (rerunning changes nothing) nor a pass (the problem would
+  // lose its kernel unseen): the change under test fails the problem, as a rejected
+  // candidate does (outcome fallback, in a check a gate failure: exit 1, a JUnit <failure>).
+  void deleted(const Target& t) {
+    std::printf("\n%s  (%s, deleted)\n  -> %s\n", t.problem.c_str(), t.rel.c_str(), kDeletedWhy);
+    report::ProblemResult r = result_for(t.level, t.problem);
+    r.best_commit = head_sha_;
+    r.baseline_commit = mb_sha_;
+    r.outcome = report::Outcome::kFallback;
+    r.reason = std::string(kDeletedWhy) + " (" + t.rel + ")";
+    std::error_code ec;
+    if (fs::is_regular_file(t.source, ec)) r.config_key = config_key_of(t.source, backend_);
+    record(t.problem, r, false, true);
   }
 
   // The base version: the changed file's blob at the merge-base, under its own name
@@ -533,7 +584,7 @@ class PrCheck {
   ExitCode verdict(const report::WrittenReports& written) const {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start_).count();
     const int failed = static_cast<int>(std::count_if(rows_.begin(), rows_.end(), [](const Row& r) { return r.failed; }));
-    const size_t n = map_.targets.size();
+    const size_t n = map_.targets.size() + map_.deleted.size();
     if (failed > 0 || written.pipeline_failed) {
       std::printf("verdict: FAIL (%d of %zu problem%s failed", failed, n, n == 1 ? "" : "s");
       for (const auto& r : rows_)

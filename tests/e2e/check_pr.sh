@@ -5,7 +5,10 @@
 # (b) wrong math -> exit 1, the correctness gate and its case in the output, <failure>;
 # (c) only a README change -> exit 0, "nothing to check";
 # (d) --base no-such-ref -> exit 2; a --changed file that maps to no problem -> warning, 0;
-# (e) a much slower starter -> exit 1 (performance).
+#     a --changed path in neither the working tree nor the base (a typo) -> exit 2;
+# (e) a much slower starter -> exit 1 (performance);
+# (f) a branch that deletes a KernelBench solution -> exit 1, the problem a <failure>
+#     "its candidate file was deleted by this change" (also through --changed).
 # The git CLI builds the fixture repository only; kgate itself reads it with libgit2.
 set -u
 KGATE="${KGATE_BIN:?KGATE_BIN not set}"
@@ -38,6 +41,21 @@ backend: host
 gates: {seeds: 2}
 measurement: {min_time_s: 0.05, max_time_s: 0.3, min_samples: 8, target_rse: 0.05, flush_l2: false}
 EOF
+# A KernelBench-format level (a reference model and its solution) for the deletion case.
+cat >"$R/configs/levels/kb.yaml" <<'EOF'
+version: 1
+id: kb
+title: KernelBench-format level of the deletion case
+kind: kernelbench
+root: ../../kb/ref
+select: all
+baseline: eager
+solutions: ../../kb/sol
+EOF
+mkdir -p "$R/kb/ref" "$R/kb/sol"
+echo "# model" >"$R/kb/ref/19_ReLU.py"
+echo "# ModelNew" >"$R/kb/sol/19_ReLU.py"
+echo "# solutions" >"$R/kb/sol/README.md"  # the directory outlives the deletion
 echo "# fixture" >"$R/README.md"
 git init -q "$R" || { echo "skip: git init failed"; exit 77; }
 g checkout -q -b main
@@ -50,13 +68,16 @@ branch() {
   local name="$1" what="$2"
   g checkout -q main
   g checkout -q -b "$name"
-  if [ "$what" = readme ]; then echo "more docs" >>"$R/README.md"; else sed -i "$what" "$R/$STARTER"; fi
+  if [ "$what" = readme ]; then echo "more docs" >>"$R/README.md"
+  elif [ "$what" = rm-solution ]; then g rm -q kb/sol/19_ReLU.py
+  else sed -i "$what" "$R/$STARTER"; fi
   g commit -q -am "$name"
 }
 branch good 's/^#define REPEAT 16$/#define REPEAT 8/'
 branch broken 's|(float)(1.0 / sum)|(float)(2.0 / sum)|'
 branch docs readme
 branch slow 's/^#define REPEAT 16$/#define REPEAT 96/'
+branch deleted rm-solution
 grep -q "2.0 / sum" <(git -C "$R" show broken:$STARTER) || { echo "FAIL setup: the broken change did not apply"; exit 1; }
 grep -q "REPEAT 96" <(git -C "$R" show slow:$STARTER) || { echo "FAIL setup: the slow change did not apply"; exit 1; }
 
@@ -126,6 +147,8 @@ mkdir -p "$TMP/plain"
 REPO="$TMP/plain" check not_repo good 2 "not a git repository"
 check unmapped good 0 "maps to no problem" --changed README.md
 expect unmapped "should say nothing to check" grep -q "nothing to check" "$TMP/unmapped.out"
+check typo good 2 "--changed native/starters/no_such.cpp: no such file" --changed native/starters/no_such.cpp
+expect typo "a typo wrote a passing report" bash -c "! test -e '$TMP/typo/junit.xml'"
 
 # (e) a much slower starter (6x the work): a significant slowdown fails the check.
 if check slow slow 1 "verdict: FAIL" --seed 11; then
@@ -133,6 +156,18 @@ if check slow slow 1 "verdict: FAIL" --seed 11; then
   validate_junit "$TMP/slow/junit.xml"
   expect slow "no <failure> in junit.xml" grep -q '<failure' "$TMP/slow/junit.xml"
 fi
+
+# (f) a change that deletes a problem's candidate: the problem fails, with its reason, in
+# the output, the JUnit and report.json; the same through --changed.
+if check deleted deleted 1 "kb/sol/19_ReLU.py (deleted) -> kb/19_ReLU" --seed 11; then
+  expect deleted "no verdict FAIL" grep -q "verdict: FAIL (1 of 1 problem failed; kb/19_ReLU: its candidate file was deleted by this change" "$TMP/deleted.out"
+  validate_junit "$TMP/deleted/junit.xml"
+  expect deleted "no <failure> naming the deletion in junit.xml" \
+    grep -q '<failure type="GateFailure" message="its candidate file was deleted by this change' "$TMP/deleted/junit.xml"
+  expect deleted "report.json does not fail with exit 1" \
+    python3 -c "import json,sys; r=json.load(open('$TMP/deleted/report.json'))['result']; sys.exit(r['exit_code'] != 1 or not r['pipeline_failed'])"
+fi
+check deleted_changed deleted 1 "its candidate file was deleted by this change" --changed kb/sol/19_ReLU.py
 
 if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
 echo "all ok"

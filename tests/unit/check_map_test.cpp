@@ -110,6 +110,20 @@ TEST_F(CheckMap, OtherFilesDeletedFilesAndDuplicates) {
   EXPECT_TRUE(map({}).targets.empty());
 }
 
+// A candidate the change deletes (gone from the work tree) maps its problems to `deleted`:
+// they fail the check, never silently drop out of it.
+TEST_F(CheckMap, DeletedCandidateMapsToDeleted) {
+  fs::remove(root_ / "kb/sol/19_ReLU.py");
+  fs::remove(root_ / "native/starters/sm.cpp");
+  ChangeMap m = map({"kb/sol/19_ReLU.py", "native/starters/sm.cpp", "native/starters/gone.cpp"});
+  EXPECT_TRUE(m.targets.empty());
+  std::vector<std::string> gone;
+  for (const auto& t : m.deleted) gone.push_back(t.problem + " " + t.rel);
+  EXPECT_EQ(gone, (std::vector<std::string>{"kb/19_ReLU kb/sol/19_ReLU.py", "nat/sm native/starters/sm.cpp",
+                                            "nat/sm2 native/starters/sm.cpp"}));
+  EXPECT_EQ(m.unmapped, (std::vector<std::string>{"native/starters/gone.cpp"}));
+}
+
 gates::CandidateVerdict verdict(bool passed) {
   gates::CandidateVerdict v;
   v.passed = passed;
