@@ -85,6 +85,8 @@ def test_compile_candidate_results(relu_worker):
     r = relu_worker.compile_candidate("relu_import_error.py")
     assert r["compiled"] is False
     assert f"{CAND / 'relu_import_error.py'}:6: NameError" in r["log"]
+    # the worker's own frames are not the author's business: one line, no traceback
+    assert "kgate_worker" not in r["log"] and "Traceback" not in r["log"], r["log"]
     r = relu_worker.compile_candidate("no_model_new.py")
     assert r["compiled"] is False and "no class ModelNew" in r["log"]
     r = relu_worker.compile_candidate("does_not_exist.py")

@@ -579,3 +579,30 @@ def test_memory_cap_changed_is_said_and_put_back(monkeypatch):
     assert w._memory_cap_changed() == ""
     monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device=None: 3 << 30)
     assert "the allocator holds 3.0 GiB, over the cap" in w._memory_cap_changed()
+
+
+def test_a_traceback_starts_at_the_first_frame_outside_the_worker(tmp_path):
+    """An error raised two frames deep in the author's code keeps those frames; the
+    worker's own frames above them are dropped, and a lone frame is left to the located
+    message."""
+    import ast as _ast
+    from kgate_worker import source
+    helper = tmp_path / "helper_mod.py"
+    helper.write_text("def boom():\n    raise ValueError('deep')\n")
+    cand = tmp_path / "cand.py"
+    cand.write_text(f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+                    "import helper_mod\nhelper_mod.boom()\n")
+    text = cand.read_text()
+    try:
+        source.exec_module(_ast.parse(text), str(cand), "candidate")
+    except ValueError as e:
+        tb = source.format_traceback(e)
+    assert tb.startswith("Traceback") and str(cand) in tb and "helper_mod.py" in tb, tb
+    assert "kgate_worker" not in tb and tb.rstrip().endswith("ValueError: deep"), tb
+    lone = tmp_path / "lone.py"
+    lone.write_text("raise RuntimeError('at import')\n")
+    try:
+        source.exec_module(_ast.parse(lone.read_text()), str(lone), "candidate")
+    except RuntimeError as e:
+        assert source.format_traceback(e) == ""
+        assert source.located_exception(e, str(lone)) == f"{lone}:1: RuntimeError: at import"

@@ -193,5 +193,19 @@ def _same_file(a: str, b: str) -> bool:
     return a == b or os.path.realpath(a) == os.path.realpath(b)
 
 
+_OWN_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
 def format_traceback(exc: BaseException) -> str:
-    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    """The traceback from the frame after the worker's own last one (the worker's frames,
+    and what called them, tell the author of a kernel nothing); "" when at most one frame
+    is left, which the located message (located_exception, describe_exception) names."""
+    tb = start = exc.__traceback__
+    while tb is not None:
+        if os.path.dirname(os.path.abspath(tb.tb_frame.f_code.co_filename)) == _OWN_DIR:
+            start = tb.tb_next
+        tb = tb.tb_next
+    tb = start
+    if len(traceback.extract_tb(tb)) <= 1:
+        return ""
+    return "".join(traceback.format_exception(type(exc), exc, tb))
