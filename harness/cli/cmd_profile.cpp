@@ -84,8 +84,10 @@ void print_inventory(const std::string& problem, const json& inv) {
 
 ExitCode cmd_profile(const ProfileOptions& o) {
   std::error_code ec;
-  if (fs::path(o.problem).extension() != ".py" || !fs::is_regular_file(o.problem, ec))
-    throw UsageError(o.problem + ": error: no such KernelBench problem file (.py)");
+  if (!fs::is_regular_file(o.problem, ec)) throw UsageError(o.problem + ": error: no such file");
+  if (fs::path(o.problem).extension() != ".py")
+    throw UsageError(o.problem + ": error: not a KernelBench problem file (a .py file with a Model, " +
+                     "get_inputs and get_init_inputs)");
   if (o.timeout_s <= 0) throw UsageError("--timeout must be > 0 seconds");
   const std::string device = !o.device.empty() ? o.device : have_nvidia_gpu() ? "cuda" : "cpu";
   config::NativeProblem problem = config::kernelbench_problem("", o.problem, o.baseline);

@@ -100,6 +100,15 @@ struct Loader {
   void load_file(const std::string& path, std::optional<FileKind> kind) {
     if (!first_time(path)) return;
     const int errors_before = diags.error_count();
+    if (!kind && fs::path(path).extension() == ".py") {
+      // A KernelBench problem or solution is Python, checked by loading it, not as YAML.
+      diags.error(SourceLoc{path, 0, 0},
+                  "a Python file, not a YAML config: kgate validate checks configs (suites, "
+                  "levels, GPU targets, native problems); a KernelBench problem is loaded and "
+                  "checked by `kgate profile " + path + "` or `kgate bench --problem " + path +
+                      " --candidate ...`, and its level by `kgate validate --plan`");
+      return;
+    }
     if (!kind) kind = file_kind_by_keys(path, &diags);
     if (!kind && diags.error_count() > errors_before) return;  // unreadable, empty, not YAML: said
     if (!kind) {

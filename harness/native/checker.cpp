@@ -300,7 +300,8 @@ protocol::CaseResult check_case(Backend& backend, const Module& module, const op
         const std::string name = k < names.size() ? "'" + names[k].name + "'" : std::to_string(k);
         return std::string(what) + " " + name + ": " + std::to_string(changed) + " of the " +
                std::to_string(kGuardBytes) + " guard bytes " + (after ? "after its end" : "before its start") +
-               " changed (the first " + std::to_string(first) + " bytes " + (after ? "past it" : "before it") + ")";
+               " changed (the nearest changed byte is " + std::to_string(first) + " bytes " +
+               (after ? "past the end" : "before the start") + ")";
       }
     }
     return "";

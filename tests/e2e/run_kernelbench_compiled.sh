@@ -28,6 +28,15 @@ set -e
 cat "$T/profile.log" "$T/run.log"
 [ "$rcp" = 0 ] || fail "kgate profile exited $rcp"
 grep -q "no Triton kernels" "$T/profile.log" || fail "kgate profile does not say why there is nothing to search"
+# A file that is not a problem, and one that does not exist, each said as such (exit 2).
+rc_run=$rc
+rc_of "$KGATE_BIN" profile "$SRC/suites/demo.yaml" >"$T/profile-yaml.log" 2>&1
+[ "$rc" = 2 ] && grep -qF "demo.yaml: error: not a KernelBench problem file" "$T/profile-yaml.log" ||
+  fail "kgate profile of a YAML file: exit $rc, $(cat "$T/profile-yaml.log")"
+rc_of "$KGATE_BIN" profile "$T/nowhere.py" >"$T/profile-none.log" 2>&1
+[ "$rc" = 2 ] && grep -qF "nowhere.py: error: no such file" "$T/profile-none.log" ||
+  fail "kgate profile of a missing file: exit $rc, $(cat "$T/profile-none.log")"
+rc=$rc_run
 [ "$rc" = 0 ] || fail "kgate run exited $rc"
 grep -q "remeasure vs eager" "$T/run.log" || fail "no re-measure against eager"
 grep -q "remeasure vs compile-max-autotune" "$T/run.log" || fail "no re-measure against max-autotune"

@@ -308,6 +308,16 @@ TEST(ConfigCatalog, AFileOfNoKnownDirectoryThatIsNotYamlGetsTheSyntaxErrorAtItsL
   fs::remove_all(dir);
 }
 
+TEST(ConfigCatalog, APythonFileIsSaidToBeAProblemToLoadNotInvalidYaml) {
+  const std::string py = std::string(KGATE_SOURCE_DIR) + "/tests/fixtures/kernelbench/relu.py";
+  Diagnostics d;
+  load_catalog({py}, d, fake_ops());
+  EXPECT_EQ(d.error_count(), 1) << d.str();
+  EXPECT_NE(d.str().find(py + ": error: a Python file, not a YAML config"), std::string::npos) << d.str();
+  EXPECT_NE(d.str().find("kgate profile " + py), std::string::npos) << d.str();
+  EXPECT_EQ(d.str().find("invalid YAML"), std::string::npos) << d.str();
+}
+
 TEST(ConfigCatalog, StrictPlanOfASuiteFile) {
   Plan plan = plan_suite_file(fixture("good/suites/minimal.yaml"));
   EXPECT_EQ(plan.suite.id, "minimal");
