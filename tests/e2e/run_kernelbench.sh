@@ -35,10 +35,9 @@ for s in s1 s2; do if [ -f "$T/$s/journal.jsonl" ] && [ -d "$T/$s/workspaces/rel
 "$PY" - "$T/out" <<'PYEOF'
 import glob, json, os, sys
 out = sys.argv[1]
-recs = {}
-for f in glob.glob(os.path.join(out, "results", "**", "*.json"), recursive=True):
-    r = json.load(open(f))
-    recs[r["problem"]] = r
+sys.path.insert(0, os.path.join(os.environ["KGATE_SOURCE_DIR"], "tests", "e2e"))
+from e2e_records import records
+recs = records(out)
 assert set(recs) == {"relu", "linear_relu"}, recs.keys()
 r = recs["relu"]
 assert r["outcome"] == "improved", (r["outcome"], r["reason"])

@@ -24,10 +24,9 @@ check_consistent "$T/out"
 import glob, json, os, sys
 import xml.etree.ElementTree as ET
 out = sys.argv[1]
-recs = {}
-for f in glob.glob(os.path.join(out, "results", "**", "*.json"), recursive=True):
-    r = json.load(open(f))
-    recs[r["problem"]] = r
+sys.path.insert(0, os.path.join(os.environ["KGATE_SOURCE_DIR"], "tests", "e2e"))
+from e2e_records import records
+recs = records(out)
 assert set(recs) == {"6_ReLU", "12_Matmul_Divide_Sum"}, recs.keys()
 for p, r in recs.items():
     assert r["outcome"] == "matched", (p, r["outcome"], r["reason"])

@@ -56,10 +56,9 @@ inv = prof["inventory"]
 assert inv["kernels"] == [] and inv["graphs"] >= 1, inv
 assert any(k["kind"] == "cpp" for k in inv["other_kernels"]), inv["other_kernels"]
 out = os.path.join(t, "out")
-recs = {}
-for f in glob.glob(os.path.join(out, "results", "**", "*.json"), recursive=True):
-    r = json.load(open(f))
-    recs[r["problem"]] = r
+sys.path.insert(0, os.path.join(os.environ["KGATE_SOURCE_DIR"], "tests", "e2e"))
+from e2e_records import records
+recs = records(out)
 assert set(recs) == {"6_ReLU", "12_Matmul_Divide_Sum"}, recs.keys()
 for p, r in recs.items():
     assert r["mode"] == "compiled", (p, r["mode"])
