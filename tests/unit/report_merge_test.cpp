@@ -212,7 +212,9 @@ TEST(ReportMerge, MissingShardIsAnInfrastructureErrorInEveryReport) {
     const std::string key = r.level + "/" + r.problem;
     const bool of_missing = std::count(want_errors.begin(), want_errors.end(), key) > 0;
     EXPECT_EQ(r.reason == "no result: shard 2/2 is missing", of_missing) << key << ": " << r.reason;
-    if (of_missing) EXPECT_EQ(r.outcome, Outcome::kError) << key;
+    if (of_missing) {
+      EXPECT_EQ(r.outcome, Outcome::kError) << key;
+    }
   }
 
   const Story s = story_of(d / "m1");
