@@ -70,13 +70,4 @@ std::vector<std::vector<std::string>> partition(const std::vector<std::string>& 
   return shards;
 }
 
-std::vector<std::string> shard_problems(const std::vector<std::string>& problems,
-                                        const ShardInfo& shard,
-                                        const std::map<std::string, double>& costs) {
-  if (shard.count < 1 || shard.index < 1 || shard.index > shard.count)
-    throw UsageError("--shard: need 1 <= k <= n, got " + std::to_string(shard.index) + "/" +
-                     std::to_string(shard.count));
-  return partition(problems, shard.count, costs)[static_cast<size_t>(shard.index - 1)];
-}
-
 }  // namespace kgate::report

@@ -21,9 +21,4 @@ ShardInfo parse_shard(const std::string& k_of_n);
 std::vector<std::vector<std::string>> partition(const std::vector<std::string>& problems, int n,
                                                 const std::map<std::string, double>& cost_from_history = {});
 
-// The problems of shard `shard` (1-based) of partition(problems, shard.count, costs).
-std::vector<std::string> shard_problems(const std::vector<std::string>& problems,
-                                        const ShardInfo& shard,
-                                        const std::map<std::string, double>& cost_from_history = {});
-
 }  // namespace kgate::report
