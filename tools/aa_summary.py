@@ -68,6 +68,23 @@ def traces(run_dirs):
     return [t for d in run_dirs for t in jsonl(os.path.join(d, "trace.jsonl"))]
 
 
+def oracle_anchors(tr):
+    """Per problem, from the traced checks of compiled mode: the largest ratio of
+    torch.compile's own error to the reference's over its cases and outputs, with the two
+    errors; (problem, ratio, compiled, reference) rows, highest ratio first."""
+    worst = {}
+    for t in tr:
+        for out in t.get("errors") or []:
+            if len(out) < 3 or out[1] is None or out[2] is None:
+                continue
+            ref, comp = float(out[1]), float(out[2])
+            ratio = comp / ref if ref > 0 else (1.0 if comp == 0 else float("inf"))
+            p = t.get("problem") or "?"
+            if p not in worst or ratio > worst[p][0]:
+                worst[p] = (ratio, comp, ref)
+    return sorted(((p,) + v for p, v in worst.items()), key=lambda r: -r[1])
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))] if xs else 0.0
@@ -137,6 +154,13 @@ def main(argv=None) -> int:
             for name, xs in sorted(load_phases.items(), key=lambda kv: -sum(kv[1])):
                 print("  %-14s n=%4d  total %7.1f s  median %6.2f s  p90 %6.2f s  max %6.2f s" % (
                     name, len(xs), sum(xs), statistics.median(xs), pct(xs, 0.9), max(xs)))
+        anchors = oracle_anchors(tr)
+        if anchors:
+            print("oracle anchors (compiled mode), torch.compile's error / the reference's, "
+                  "per problem (worst case):")
+            for p, ratio, comp, ref in anchors:
+                print("  %-60s %8.3g  (torch.compile %.3g, reference %.3g)" % (
+                    os.path.basename(p) or "?", ratio, comp, ref))
         slow = sorted(per_problem.items(), key=lambda kv: -sum(kv[1].values()))[:10]
         print("slowest problems in the worker:")
         for p, ops in slow:

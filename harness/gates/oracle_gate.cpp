@@ -27,9 +27,11 @@ CaseRow judge_oracle_case(const CorrectnessCase& c, const protocol::CaseResult& 
   for (const auto& o : candidate.outputs) {
     // The anchor: the float32 reference's own error where the worker measured it (a
     // KernelBench problem: fixed per case, so neither a wrong starter nor a chain of kept
-    // candidates can loosen the bound), else the baseline's.
+    // candidates can loosen the bound), else the baseline's. In dispatch mode the larger of
+    // the reference's and torch.compile's model's own (the fallback, none of the search's
+    // kernels swapped in: fixed per case too), so a candidate as accurate as either passes.
     double anchor = o.reference_rel_l2_err;
-    std::string whose = "the reference's", which = "reference";
+    std::string whose = "the reference's", which = "reference", other;
     if (!(anchor >= 0)) {
       const protocol::OutputError* b = nullptr;
       for (const auto& bo : baseline.outputs)
@@ -42,6 +44,13 @@ CaseRow judge_oracle_case(const CorrectnessCase& c, const protocol::CaseResult& 
       anchor = b->rel_l2_err;
       whose = "baseline's";
       which = "baseline";
+    } else if (o.compiled_rel_l2_err > anchor) {
+      other = "reference " + fmt_num(anchor);
+      anchor = o.compiled_rel_l2_err;
+      whose = "torch.compile's";
+      which = "torch.compile";
+    } else if (o.compiled_rel_l2_err >= 0) {
+      other = "torch.compile " + fmt_num(o.compiled_rel_l2_err);
     }
     if (!std::isfinite(anchor)) {
       // Without a finite anchor error there is no bound to hold the candidate to; the
@@ -59,6 +68,7 @@ CaseRow judge_oracle_case(const CorrectnessCase& c, const protocol::CaseResult& 
       row.limit = bound;
       row.detail = who + "rel_l2_err " + fmt_num(o.rel_l2_err) + " vs float64 truth > " +
                    fmt_num(t.rho) + " x " + whose + " " + fmt_num(anchor) +
+                   (other.empty() ? std::string() : " (" + other + ")") +
                    (anchor < floor ? " (floor " + fmt_num(floor) + " used)" : std::string()) +
                    " = " + fmt_num(bound) + " (ratio " + fmt_num(ratio) + ")";
       return row;
@@ -68,7 +78,7 @@ CaseRow judge_oracle_case(const CorrectnessCase& c, const protocol::CaseResult& 
       row.error = o.rel_l2_err;
       row.limit = bound;
       row.detail = who + "rel_l2_err " + fmt_num(o.rel_l2_err) + " (" + which + " " + fmt_num(anchor) +
-                   ", bound " + fmt_num(bound) + ", ratio " + fmt_num(ratio) + ")";
+                   (other.empty() ? std::string() : ", " + other) + ", bound " + fmt_num(bound) + ", ratio " + fmt_num(ratio) + ")";
     }
   }
   if (worst_ratio < 0) row.detail = notes;

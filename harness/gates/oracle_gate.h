@@ -13,7 +13,9 @@ namespace kgate::gates {
 // Machine epsilon of a float dtype (2^-10 f16, 2^-7 bf16, 2^-23 f32, 2^-52 f64); 0 else.
 double dtype_epsilon(DType d);
 
-// Per output: cand.rel_l2_err <= rho * max(base.rel_l2_err, rho_floor_ulps * eps(dtype)).
+// Per output: cand.rel_l2_err <= rho * max(anchor, rho_floor_ulps * eps(dtype)). The anchor:
+// the float32 reference's own error where the worker reports it (KernelBench; in dispatch
+// mode the larger of it and torch.compile's model's own), else the baseline's.
 // The row's error/limit are the worst output's candidate error and bound.
 CaseRow judge_oracle_case(const CorrectnessCase& c, const protocol::CaseResult& candidate,
                           const protocol::CaseResult& baseline, const config::GateThresholds& t);

@@ -208,6 +208,10 @@ struct OutputError {
   // dtype and seeding) against the float64 truth, the oracle's anchor; -1 = not reported
   // (kgate-native, or the reference could not be run): the baseline's error anchors it.
   double reference_rel_l2_err = -1;
+  // Python worker, compiled mode: torch.compile's model's own rel_l2_err on the same case,
+  // none of the search's kernels swapped in (fixed per case, like the reference's); the
+  // oracle anchors on the larger of the two; -1 = not reported.
+  double compiled_rel_l2_err = -1;
   // Python worker: the dtype the slot returned (f32, f16, i64, ...) and the reference's on
   // the same case; a slot returning another dtype fails correctness ("" = not reported).
   std::string dtype;
@@ -217,7 +221,8 @@ KGATE_WIRE_RESULT(OutputError, name, max_abs_err, max_rel_err,
                                                 rel_l2_err, over_tol, nan, inf, truth_nonfinite,
                                                 unwritten, worst_index, worst_got, worst_want,
                                                 shape_ok, worst_kind, worst_abs_err,
-                                                reference_rel_l2_err, dtype, reference_dtype)
+                                                reference_rel_l2_err, compiled_rel_l2_err, dtype,
+                                                reference_dtype)
 
 struct CaseResult {
   std::string case_id;

@@ -52,3 +52,20 @@ def test_a_reject_or_a_shortfall_fails(tmp_path):
     assert r.returncode == 1
     assert "not matched:" in r.stdout and "70_conv error: A/A false reject" in r.stdout
     assert "1 planned problem(s) have no result" in r.stdout
+
+
+def test_the_oracle_anchors_of_compiled_mode_worst_case_per_problem(tmp_path):
+    a = tmp_path / "a"
+    _record(a, "kb-level2", "1_Conv", "matched")
+    lines = [{"pid": 1, "op": "check", "problem": "/kb/1_Conv.py", "s": 1.0,
+              "errors": [[2e-7, 1e-7, 3e-7]]},
+             {"pid": 1, "op": "check", "problem": "/kb/1_Conv.py", "s": 1.0,
+              "errors": [[2e-7, 1e-7, 5e-8], [1e-3, None, None]]},
+             {"pid": 1, "op": "check", "problem": "/kb/2_Gemm.py", "s": 1.0,
+              "errors": [[1e-6, 2e-6, 1e-6]]}]
+    (a / "trace.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    r = _run(a)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = r.stdout.split("torch.compile's error / the reference's")[1].splitlines()[1:3]
+    assert rows[0].split()[:2] == ["1_Conv.py", "3"], rows   # the worse of its two cases
+    assert rows[1].split()[:2] == ["2_Gemm.py", "0.5"], rows

@@ -511,23 +511,31 @@ def test_worker_trace_names_each_request_and_its_problem(tmp_path, monkeypatch):
     from kgate_worker import PROTOCOL_VERSION
     reqs = [{"v": PROTOCOL_VERSION, "id": 1, "op": "load", "problem": {"path": "/kb/19_ReLU.py"}},
             {"v": PROTOCOL_VERSION, "id": 2, "op": "time"},
-            {"v": PROTOCOL_VERSION, "id": 3, "op": "boom"}]
+            {"v": PROTOCOL_VERSION, "id": 3, "op": "boom"},
+            {"v": PROTOCOL_VERSION, "id": 4, "op": "check"}]
     proto_in = io.BytesIO("".join(_json.dumps(r) + "\n" for r in reqs).encode())
     proto_out = io.StringIO()
 
     def boom(_):
         raise RuntimeError("no")
+    check = {"outputs": [{"rel_l2_err": 3e-7, "reference_rel_l2_err": 1e-7,
+                          "compiled_rel_l2_err": 2e-7}, {"rel_l2_err": 0.5}]}
     rc = serve({"load": lambda p: {"phases_s": {"module": 0.25, "probe": 1.5}},
-                "time": lambda p: {}, "boom": boom}, proto_in, proto_out, lambda m: None)
+                "time": lambda p: {}, "boom": boom, "check": lambda p: check},
+               proto_in, proto_out, lambda m: None)
     assert rc == 0
     lines = [_json.loads(x) for x in trace.read_text().splitlines()]
     # the failed request is answered but not traced as handled time
     assert [(x["op"], x["problem"]) for x in lines] == [("load", "/kb/19_ReLU.py"),
-                                                          ("time", "/kb/19_ReLU.py")]
+                                                          ("time", "/kb/19_ReLU.py"),
+                                                          ("check", "/kb/19_ReLU.py")]
     assert all(x["s"] >= 0 for x in lines)
     # a handler's own steps (load_problem's phases_s) go into its line, and only there
     assert lines[0]["phases"] == {"module": 0.25, "probe": 1.5}
     assert "phases" not in lines[1]
+    # a check's errors: the slot's, the reference's, torch.compile's (the oracle's anchors)
+    assert lines[2]["errors"] == [[3e-7, 1e-7, 2e-7], [0.5, None, None]]
+    assert "errors" not in lines[1]
 
 
 # ---- the device memory cap: the lint's memory-cap rule and the check after a call -------

@@ -65,6 +65,34 @@ TEST(OracleGate, TheReferencesOwnErrorAnchorsTheBoundWhereTheWorkerMeasuredIt) {
   EXPECT_EQ(native.detail, "rel_l2_err 5e-06 (baseline 1e-06, bound 1e-05, ratio 5)");
 }
 
+CaseResult with_compiled(double rel_l2, double reference, double compiled) {
+  CaseResult r = with_err_and_reference(rel_l2, reference);
+  r.outputs[0].compiled_rel_l2_err = compiled;
+  return r;
+}
+
+TEST(OracleGate, InDispatchModeTheLargerOfTheReferencesAndTorchCompilesErrorAnchors) {
+  config::GateThresholds t;
+  // torch.compile's model less accurate than eager: a candidate as accurate as it passes,
+  // with both numbers in the row; the baseline (kept kernels swapped in) plays no part.
+  CaseRow ok = judge_oracle_case(f32_case(), with_compiled(3e-5, 1e-6, 4e-6), with_err(1), t);
+  EXPECT_TRUE(ok.pass) << ok.detail;
+  EXPECT_DOUBLE_EQ(ok.limit, 4e-5);
+  EXPECT_EQ(ok.detail, "rel_l2_err 3e-05 (torch.compile 4e-06, reference 1e-06, bound 4e-05, ratio 7.5)");
+  // The same candidate outside dispatch mode is held to the reference's.
+  EXPECT_FALSE(judge_oracle_case(f32_case(), with_err_and_reference(3e-5, 1e-6), with_err(1), t).pass);
+  // torch.compile more accurate than eager: the reference's error still anchors.
+  CaseRow bad = judge_oracle_case(f32_case(), with_compiled(2e-5, 1e-6, 1e-7), with_err(1), t);
+  EXPECT_FALSE(bad.pass);
+  EXPECT_EQ(bad.detail,
+            "rel_l2_err 2e-05 vs float64 truth > 10 x the reference's 1e-06 (torch.compile 1e-07) = 1e-05 (ratio 20)");
+  // A NaN torch.compile error leaves the reference's anchor.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CaseRow n = judge_oracle_case(f32_case(), with_compiled(5e-6, 1e-6, nan), with_err(1), t);
+  EXPECT_TRUE(n.pass) << n.detail;
+  EXPECT_DOUBLE_EQ(n.limit, 1e-5);
+}
+
 TEST(OracleGate, FloorProtectsAgainstAnExactBaseline) {
   config::GateThresholds t;
   const double eps = 1.1920928955078125e-7;

@@ -164,13 +164,22 @@ def _read_line(stream) -> bytes:
 _traced_problem = [""]  # the problem the last load named: later requests act on it
 
 
-def _trace(path: str, op: str, params: dict, seconds: float, phases=None) -> None:
+def _trace(path: str, op: str, params: dict, seconds: float, result=None) -> None:
     spec = params.get("problem") if isinstance(params, dict) else None
     if isinstance(spec, dict) and isinstance(spec.get("path"), str):
         _traced_problem[0] = spec["path"]
     entry = {"pid": os.getpid(), "op": op, "problem": _traced_problem[0], "s": round(seconds, 4)}
+    result = result if isinstance(result, dict) else {}
+    phases = result.get("phases_s")
     if isinstance(phases, dict) and phases:
         entry["phases"] = phases
+    # A check's errors against the float64 truth, per output: the slot's, the reference's
+    # and (compiled mode) torch.compile's model's, the oracle's anchors (None: not measured).
+    outs = result.get("outputs")
+    if op == "check" and isinstance(outs, list):
+        entry["errors"] = [[o.get(k) for k in ("rel_l2_err", "reference_rel_l2_err",
+                                              "compiled_rel_l2_err")]
+                           for o in outs if isinstance(o, dict)]
     line = json.dumps(entry)
     try:
         with open(path, "a", encoding="utf-8") as f:
@@ -185,9 +194,9 @@ def serve(handlers: dict[str, Callable[[dict], dict]], proto_in, proto_out,
     reports (after an answer) that the process must not serve another request.
 
     With KGATE_WORKER_TRACE naming a file, each request appends one JSON line to it (pid,
-    op, the problem the worker last loaded, seconds in the handler, and the handler's own
-    `phases_s` where it reports them, as load_problem does): where a run's time goes, per
-    request kind."""
+    op, the problem the worker last loaded, seconds in the handler, the handler's own
+    `phases_s` where it reports them, as load_problem does, and a check's errors): where a
+    run's time goes, per request kind."""
     trace = os.environ.get("KGATE_WORKER_TRACE", "")
     while True:
         line = _read_line(proto_in)
@@ -205,8 +214,7 @@ def serve(handlers: dict[str, Callable[[dict], dict]], proto_in, proto_out,
             t0 = time.perf_counter()
             result = handler(params)
             if trace:
-                _trace(trace, op, params, time.perf_counter() - t0,
-                       result.get("phases_s") if isinstance(result, dict) else None)
+                _trace(trace, op, params, time.perf_counter() - t0, result)
             response = ok_response(rid, result)
             stop = op == "shutdown"
         except WorkerError as e:
