@@ -9,6 +9,7 @@
 #include "config/loader.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/number_format.h"
 #include "gates/evaluator.h"
 #include "ops/op.h"
 #include "stats/gbench_json.h"
@@ -95,6 +96,9 @@ bool have_nvidia_gpu() {
 }
 
 ExitCode cmd_bench(const BenchOptions& o) {
+  if (o.min_time_s && o.max_time_s && *o.min_time_s > *o.max_time_s)
+    throw UsageError("kgate bench: --min-time " + core::fmt_num(*o.min_time_s) + " s is more than --max-time " +
+                     core::fmt_num(*o.max_time_s) + " s");
   std::error_code ec;
   if (!fs::is_regular_file(o.candidate, ec)) throw UsageError(o.candidate + ": error: no such candidate file");
   const bool kb = is_kernelbench(o.problem);

@@ -26,6 +26,7 @@
 #include "config/loader.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/paths.h"
 #include "core/git_owned.h"
 #include "core/log.h"
 #include "gates/evaluator.h"
@@ -243,6 +244,7 @@ class PrCheck {
   // The options that need no repository, then the repository itself.
   static GitView open_repository(const CheckOptions& o) {
     if (o.out.empty()) throw UsageError("--out: an output directory is required");
+    paths::require_output_dir(o.out);
     if (!o.backend.empty() && o.backend != "host" && o.backend != "cuda")
       throw UsageError("--backend " + o.backend + ": host or cuda");
     return GitView(o.repo);

@@ -7,6 +7,7 @@
 #include "cli/history_step.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/paths.h"
 #include "report/merge.h"
 
 namespace kgate::cli {
@@ -16,6 +17,7 @@ ExitCode cmd_merge(const MergeOptions& o) {
   // combination is a report, not a run of its own.
   if (o.latest && !o.db.empty())
     throw UsageError("kgate merge --latest: --db does not apply (the runs it combines are recorded on their own)");
+  paths::require_output_dir(o.out);
   const std::string db = o.latest ? std::string() : history_db(o.db);
   // A history that cannot be opened or written does not stop the merge (its records and
   // reports are what the pipeline publishes); the merge then exits with its error's status.
@@ -48,14 +50,14 @@ ExitCode cmd_merge(const MergeOptions& o) {
       history_failed(e);
     }
   }
-  // A shard the merge was not given is the merge's own finding: an infrastructure error
-  // (exit 3) that every report states too (report::summarize), never a smaller PASS.
-  const ExitCode incomplete = merged.info.missing_shards.empty() ? ExitCode::kPass : w.exit_code;
-  if (history_error) return worse(*history_error, incomplete);
-  // Like `kgate report`: merging formats what the shards found and never fails the
-  // pipeline for them; a regression against the accepted results, found here, does when
-  // the suite fails on performance (the shards could not see it).
-  return worse(history_exit(failing), incomplete);
+  // The merged run is the run the pipeline judges (its shards ran as parts of it): the
+  // merge exits with the status its reports state -- 1 for a gate failure in any shard, 3
+  // for an infrastructure error or a shard the merge was not given --, and with 1 for a
+  // regression against the accepted results found here (the shards could not see it), so
+  // a merge job is never green under a report that says FAIL.
+  const ExitCode reported = w.exit_code;
+  if (history_error) return worse(*history_error, reported);
+  return worse(history_exit(failing), reported);
 }
 
 }  // namespace kgate::cli

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/history_step.h"
 #include "core/error.h"
+#include "core/paths.h"
 #include "core/log.h"
 #include "report/history.h"
 #include "report/record_io.h"
@@ -29,6 +30,7 @@ ExitCode cmd_report(const ReportOptions& o) {
       throw UsageError("kgate report: " + o.from + " combines " + std::to_string(run.info.merged_runs.size()) +
                        " runs (kgate merge --latest), recorded on their own: --db does not apply");
     std::string out = o.out.empty() ? o.from : o.out;
+    paths::require_output_dir(out);
     std::optional<report::History> history;
     if (!o.db.empty()) {
       // Compared with the accepted results first, so the reports carry the comparison; the

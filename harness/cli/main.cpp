@@ -17,6 +17,24 @@
 
 using kgate::ExitCode;
 
+namespace {
+
+// A duration in seconds that must be more than zero (CLI11's PositiveNumber prints its
+// whole double range).
+const CLI::Validator kSeconds(
+    [](const std::string& v) -> std::string {
+      try {
+        std::size_t used = 0;
+        const double d = std::stod(v, &used);
+        if (used == v.size() && d > 0) return "";
+      } catch (const std::exception&) {
+      }
+      return "'" + v + "' is not a positive number of seconds";
+    },
+    "SECONDS");
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace kgate::cli;
   CLI::App app{"kgate: CI regression and benchmark harness for agent-optimized GPU kernels"};
@@ -86,8 +104,8 @@ int main(int argc, char** argv) {
   c_bench->add_option("--gpu", bench.gpu, "GPU target id (default: detect)");
   c_bench->add_option("--timeout", bench.timeout_s, "Per-request deadline in seconds")
       ->capture_default_str();
-  c_bench->add_option("--min-time", bench.min_time_s, "Minimum timing per side in seconds");
-  c_bench->add_option("--max-time", bench.max_time_s, "Maximum timing per side in seconds");
+  c_bench->add_option("--min-time", bench.min_time_s, "Minimum timing per side in seconds")->check(kSeconds);
+  c_bench->add_option("--max-time", bench.max_time_s, "Maximum timing per side in seconds")->check(kSeconds);
   c_bench->add_option("--torch", bench.torch_modes,
                       "Native problems: after a pass, also time the candidate against its op's PyTorch form "
                       "in these modes (eager, compile, compile-max-autotune; comma-separated)")

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/paths.h"
 
 namespace kgate {
 namespace fs = std::filesystem;
@@ -93,6 +94,7 @@ std::string DirLock::describe_holder(int fd, double wait_s) {
 
 DirLock::DirLock(const std::string& dir, const std::string& what) {
   std::error_code ec;
+  paths::require_output_dir(dir);
   fs::create_directories(dir, ec);
   if (ec) throw InfraError(dir + ": cannot create the output directory: " + ec.message());
   const std::string path = (fs::path(dir) / kFile).string();

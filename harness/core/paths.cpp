@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/error.h"
 #include "kgate/build_info.h"
 
 namespace fs = std::filesystem;
@@ -43,6 +44,17 @@ std::string absolute(const std::string& p) {
 std::string kept_cache_dir() {
   const char* v = std::getenv("KGATE_CACHE_DIR");
   return v && *v ? absolute(v) : std::string();
+}
+
+void require_output_dir(const std::string& dir) {
+  std::error_code ec;
+  const fs::path out(dir);
+  for (fs::path p = out; !p.empty(); p = p.parent_path()) {
+    if (fs::exists(p, ec) && !fs::is_directory(p, ec))
+      throw UsageError(dir + ": not a directory (" + (p == out ? std::string("it is a file") : p.string() + " is a file") +
+                       "); --out names the output directory");
+    if (p == p.parent_path()) break;
+  }
 }
 
 }  // namespace kgate::paths

@@ -31,4 +31,9 @@ std::string absolute(const std::string& p);
 // models, Triton and native builds); "" when unset. `kgate run --cache` overrides it.
 std::string kept_cache_dir();
 
+// Refuses an output directory that names a file, or one below a file: a UsageError
+// ("OUT: not a directory (it is a file); --out names the output directory"), exit 2, not
+// the machine's error a failed create_directories would be. Every command's --out.
+void require_output_dir(const std::string& dir);
+
 }  // namespace kgate::paths

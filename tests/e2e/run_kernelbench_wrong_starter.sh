@@ -61,4 +61,15 @@ assert "**Result: FAIL**" in md, md[:600]
 assert json.load(open(os.path.join(out, "report.json")))["result"]["exit_code"] == 1
 print("ok: the 0.5 % wrong starter fails the oracle; log, exit code, records, JUnit and report.md agree")
 PYEOF
+# The run as the one shard of a merge: the merge exits with the status its reports state.
+rc_of "$KGATE_BIN" merge "$T/out" --out "$T/merged" >"$T/merge.log" 2>&1
+cat "$T/merge.log"
+[ "$rc" = 1 ] || fail "kgate merge exited $rc, want 1 (its report says FAIL)"
+"$PY" - "$T/merged" <<'PYEOF'
+import json, os, sys
+out = sys.argv[1]
+assert json.load(open(os.path.join(out, "report.json")))["result"]["exit_code"] == 1
+assert "**Result: FAIL**" in open(os.path.join(out, "report.md")).read()
+print("ok: the merge's exit code and its reports agree")
+PYEOF
 echo "PASS: a KernelBench starter is held to the reference's own error"

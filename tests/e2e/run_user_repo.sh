@@ -110,6 +110,12 @@ for f in [sys.argv[1] + "/run.json"] + glob.glob(sys.argv[1] + "/results/*.json"
     json.dump(j, open(f, "w"))
 PY
 expect_rc 0 merge merge "$T/shard1" "$T/shard2" --out "$T/merged"
+# An --out that names a file (or runs through one) is a usage error that says so.
+: >"$T/a-file"
+expect_rc 2 merge_out_file merge "$T/shard1" "$T/shard2" --out "$T/a-file"
+grep -q "a-file: not a directory (it is a file)" "$T/merge_out_file.out" || fail "merge --out FILE does not say why"
+expect_rc 2 run_out_below_file run suites/smoke.yaml --out "$T/a-file/out"
+grep -q "a-file is a file); --out names the output directory" "$T/run_out_below_file.out" || fail "run --out FILE/x does not say why"
 expect_rc 2 merge_other merge "$T/shard1" "$T/other" --out "$T/merged-other"
 grep -q "merge only the shards of one run" "$T/merge_other.out" || fail "the refused merge does not say why"
 
