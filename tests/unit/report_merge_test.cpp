@@ -2,6 +2,7 @@
 #include "report/merge.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <tinyxml2.h>
 
 #include <filesystem>
@@ -123,13 +124,21 @@ TEST(ReportMerge, RejectsConflictingRecords) {
       << e;
 }
 
+// The exit code a directory's report.json states.
+int reported_exit(const std::string& dir) {
+  return nlohmann::json::parse(read_file(dir + "/report.json"))["result"]["exit_code"].get<int>();
+}
+
 TEST(ReportMerge, CliExitCodes) {
   TempDir d;
   RunRecords run = load_run_dir(fixture("run_basic"));
   auto shards = make_shards(d, 2, run);
   auto [rc, out] = run_command(kgate_bin() + " merge " + shards[0] + " " + shards[1] + " --out " +
                                (d / "merged"));
-  EXPECT_EQ(rc, 0) << out;
+  // The merge exits with the merged run's status, the one its reports state: the fixture
+  // holds an infrastructure error (exit 3) and regressions.
+  EXPECT_EQ(rc, 3) << out;
+  EXPECT_EQ(reported_exit(d / "merged"), rc);
   EXPECT_TRUE(fs::exists(d.path / "merged/junit.xml"));
   RunInfo other = load_run_info(shards[1] + "/run.json");
   other.config_hash = "different";
@@ -339,7 +348,7 @@ TEST(ReportMerge, LatestTakesEachProblemsNewestRecordAcrossRuns) {
   alien.suite = run.info.suite;
   write_run_info(older, alien);
   auto [rc, out] = run_command(kgate_bin() + " merge --latest " + newer + " " + older + " --out " + (d / "latest"));
-  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(rc, reported_exit(d / "latest")) << out;
   EXPECT_NE(out.find("1 of 3 planned problems have a record in none of the 2 runs"), std::string::npos) << out;
   RunRecords back = load_run_dir(d / "latest");  // records of two runs, as run.json says
   EXPECT_EQ(back.results.size(), 2u);
