@@ -34,20 +34,22 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
   CaseRow row;
   row.case_id = c.check.case_id;
   row.limit = c.check.atol;
-  auto numel_of = [&](const std::string& name) -> int64_t {
-    auto it = c.output_shapes.find(name);
-    if (it == c.output_shapes.end()) return -1;
+  // The case plan's shape of an output (native problems), else the one the worker
+  // reported (KernelBench); empty when neither has one.
+  auto shape_of = [&](const protocol::OutputError& o) {
+    auto it = c.output_shapes.find(o.name);
+    return it == c.output_shapes.end() ? o.shape : it->second;
+  };
+  auto numel_of = [&](const protocol::OutputError& o) -> int64_t {
+    const std::vector<int64_t> shape = shape_of(o);
+    if (shape.empty() && c.output_shapes.find(o.name) == c.output_shapes.end()) return -1;
     int64_t n = 1;
-    for (int64_t d : it->second) n *= d;
+    for (int64_t d : shape) n *= d;
     return n;
   };
-  auto of_total = [&](int64_t k, const std::string& name) {
-    int64_t n = numel_of(name);
+  auto of_total = [&](int64_t k, const protocol::OutputError& o) {
+    int64_t n = numel_of(o);
     return std::to_string(k) + (n >= 0 ? " of " + std::to_string(n) : "");
-  };
-  auto shape_of = [&](const std::string& name) {
-    auto it = c.output_shapes.find(name);
-    return it == c.output_shapes.end() ? std::vector<int64_t>{} : it->second;
   };
   auto fail = [&](std::string detail) {
     row.pass = false;
@@ -77,7 +79,7 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
       return fail("output " + o.name + " is " + o.dtype + ", the reference's is " + o.reference_dtype);
   for (const auto& o : r.outputs) {
     if (o.unwritten > 0) {
-      return fail(of_total(o.unwritten, o.name) + " elements" + out_name(o) +
+      return fail(of_total(o.unwritten, o) + " elements" + out_name(o) +
                   " never written (still hold the poison value)");
     }
   }
@@ -87,10 +89,10 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
       std::string what = o.nan > 0 && o.inf > 0 ? std::to_string(o.nan) + " NaN and " + std::to_string(o.inf) + " Inf"
                          : o.nan > 0            ? std::to_string(o.nan) + " NaN"
                                                 : std::to_string(o.inf) + " Inf";
-      int64_t n = numel_of(o.name);
+      int64_t n = numel_of(o);
       return fail(what + (n >= 0 ? " of " + std::to_string(n) : "") + " elements" + out_name(o) +
                   " where the float64 truth is finite (first at " +
-                  format_index(o.worst_index, shape_of(o.name)) + ": got " + nonfinite_text(o) +
+                  format_index(o.worst_index, shape_of(o)) + ": got " + nonfinite_text(o) +
                   ", want " + fmt_num(o.worst_want) + ")");
     }
   }
@@ -106,8 +108,8 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
       row.limit = c.check.atol + c.check.rtol * std::abs(o.worst_want);
       // The element named is one over tolerance: its own error against its own limit.
       const double err = o.worst_abs_err > 0 ? o.worst_abs_err : o.max_abs_err;
-      return fail(of_total(o.over_tol, o.name) + " elements" + out_name(o) + " over tolerance (worst at " +
-                  format_index(o.worst_index, shape_of(o.name)) + ": got " + fmt_num(o.worst_got) + ", want " +
+      return fail(of_total(o.over_tol, o) + " elements" + out_name(o) + " over tolerance (worst at " +
+                  format_index(o.worst_index, shape_of(o)) + ": got " + fmt_num(o.worst_got) + ", want " +
                   fmt_num(o.worst_want) + ", |err| " + fmt_num(err) + " > atol " + fmt_num(c.check.atol) +
                   " + rtol " + fmt_num(c.check.rtol) + "·|want|; max_abs_err " + fmt_num(o.max_abs_err) + ")");
     }

@@ -216,13 +216,16 @@ struct OutputError {
   // the same case; a slot returning another dtype fails correctness ("" = not reported).
   std::string dtype;
   std::string reference_dtype;
+  // Python worker: the truth's shape, so worst_index (flat) reads as an element's index
+  // where the case plan names no output shapes (KernelBench); empty = not reported.
+  std::vector<int64_t> shape;
 };
 KGATE_WIRE_RESULT(OutputError, name, max_abs_err, max_rel_err,
                                                 rel_l2_err, over_tol, nan, inf, truth_nonfinite,
                                                 unwritten, worst_index, worst_got, worst_want,
                                                 shape_ok, worst_kind, worst_abs_err,
                                                 reference_rel_l2_err, compiled_rel_l2_err, dtype,
-                                                reference_dtype)
+                                                reference_dtype, shape)
 
 struct CaseResult {
   std::string case_id;

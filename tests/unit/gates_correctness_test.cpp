@@ -128,6 +128,19 @@ TEST(CorrectnessGate, MultipleOutputsNameTheFailingOne) {
   EXPECT_NE(row.detail.find("worst at [2]"), std::string::npos) << row.detail;
 }
 
+TEST(CorrectnessGate, AnOutputShapeTheWorkerReportsNamesTheElement) {
+  // A KernelBench case plans no output shapes: the worker's reported shape places the
+  // flat index (a NaN at y[0,0] of a 4x8 output is "[0,0]", not "[0]").
+  auto c = softmax_case();
+  c.output_shapes.clear();
+  auto r = result(R"({"outputs":[{"name":"output0","nan":1,"worst_index":9,"worst_want":0.5,"worst_kind":"nan","shape":[4,8]}]})");
+  CaseRow row = judge_correctness_case(c, r);
+  EXPECT_EQ(row.detail, "1 NaN of 32 elements where the float64 truth is finite (first at [1,1]: got NaN, want 0.5)");
+  // Without one (kgate-native sends none) the index stays flat, with no total.
+  r = result(R"({"outputs":[{"name":"output0","over_tol":2,"max_abs_err":1,"worst_index":9}]})");
+  EXPECT_NE(judge_correctness_case(c, r).detail.find("2 elements over tolerance (worst at [9]"), std::string::npos);
+}
+
 TEST(CorrectnessGate, FormatIndex) {
   EXPECT_EQ(format_index(16384, {8, 4096}), "[4,0]");
   EXPECT_EQ(format_index(5, {2, 3, 4}), "[0,1,1]");

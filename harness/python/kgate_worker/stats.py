@@ -95,7 +95,8 @@ def compare(name: str, got, want: torch.Tensor, atol: float, rtol: float,
     e = {"name": name, "max_abs_err": 0.0, "max_rel_err": 0.0, "rel_l2_err": 0.0,
          "over_tol": 0, "nan": 0, "inf": 0, "truth_nonfinite": 0, "unwritten": 0,
          "worst_index": -1, "worst_got": 0.0, "worst_want": 0.0, "shape_ok": True,
-         "worst_kind": "", "dtype": "", "worst_abs_err": 0.0, "exact": False}
+         "worst_kind": "", "dtype": "", "worst_abs_err": 0.0, "exact": False,
+         "shape": [int(d) for d in want.shape]}
     if not isinstance(got, torch.Tensor):
         e["shape_ok"] = False
         e["dtype"] = type(got).__name__
