@@ -63,9 +63,11 @@ void print_gate(const GateResult& g) {
       const char* err = g.gate == gates::Gate::kOracle ? "rel_l2_err" : "max_abs_err";
       const char* lim = g.gate == gates::Gate::kOracle ? "bound" : "tolerance";
       std::printf("  %s%-12s %-12s %s\n", pad("case", w).c_str(), err, lim, "result");
+      // A case the worker could not judge has no numbers: it says so, never "pass".
       for (const auto& r : g.rows)
-        std::printf("  %s%-12s %-12s %s\n", pad(r.case_id, w).c_str(), num(r.error).c_str(),
-                    num(r.limit).c_str(), r.pass ? "pass" : ("FAIL: " + r.detail).c_str());
+        std::printf("  %s%-12s %-12s %s\n", pad(r.case_id, w).c_str(), r.not_judged ? "-" : num(r.error).c_str(),
+                    r.not_judged ? "-" : num(r.limit).c_str(),
+                    r.not_judged ? "not judged" : r.pass ? "pass" : ("FAIL: " + r.detail).c_str());
       break;
     }
     case gates::Gate::kPerformance:

@@ -457,7 +457,10 @@ def test_truth_need_counts_float64_inputs_and_outputs(w):
     p = w.worker.problem
     assert p.output_meta == [((8, 16), torch.float32)]
     need = w.worker._truth_need(p, [torch.zeros(8, 32), torch.zeros(3, dtype=torch.int32)])
-    assert need == 8 * 8 * 32 + 4 * 3 + 8 * 8 * 16
+    # on the CPU also the forward's intermediates in float64: at least x @ W (8x16 float32)
+    # besides the output at the peak, twice the float32 peak in float64
+    assert 8 * 16 * 4 <= p.forward_peak <= 2 * 8 * 16 * 4
+    assert need == 8 * 8 * 32 + 4 * 3 + 8 * 8 * 16 + 2 * p.forward_peak
 
 
 def test_case_that_cannot_fit_is_cannot_judge_not_a_failure(tmp_path):
@@ -694,6 +697,51 @@ def test_a_problem_the_machine_cannot_hold_is_refused_before_anything_is_allocat
         "return x\n", "return x * (1.0 + 0.0 * float(x.sum().item() > 1e30))\n"))
     r = w.load(src)  # .item() has no data on the meta device: sized by the load itself
     assert r["truth"] == "device", r
+
+
+_WIDE_INTERMEDIATE = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        # a 64 MiB intermediate between 16 KiB in and 16 KiB out
+        return (x.unsqueeze(-1).expand(-1, -1, 4096) * 2.0).sum(-1)
+
+
+def get_inputs():
+    return [torch.randn(64, 64)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_the_load_sizes_the_forwards_intermediates_on_the_cpu(tmp_path):
+    """On the CPU the OOM killer, not an exception, ends a run past the host's memory: the
+    load's sizing counts the forward's intermediates at their peak (followed on the meta
+    device), and the float64 truth's plan counts them in float64 -- where slices of the
+    batch fit, the truth is sliced, else the problem cannot be judged, said so."""
+    from kgate_worker.protocol import WorkerError
+    src = tmp_path / "wide.py"
+    src.write_text(_WIDE_INTERMEDIATE)
+    M = 1 << 20
+    w = InProc()
+    w.worker._host_free = lambda: 32 * M  # inputs and outputs fit, the intermediate not
+    with pytest.raises(WorkerError) as e:
+        w.load(src, variant="")
+    assert e.value.kind == "cannot_judge"
+    assert "intermediates 0.1 GiB" in e.value.message, e.value.message
+    assert "the forward's intermediates once" in e.value.message
+    # room for one float32 forward, not for a float64 one whole: the truth is sliced
+    w = InProc()
+    w.worker._host_free = lambda: 100 * M
+    r = w.load(src, variant="")
+    assert w.worker.problem.forward_peak == 64 * M
+    assert r["truth"] == "sliced", r
+    assert w.compile(as_model_new(src, tmp_path / "m.py"))["compiled"]
+    assert passes(w.check())
 
 
 def test_a_worker_loaded_to_be_timed_defers_the_truth_to_its_first_check(tmp_path):

@@ -286,6 +286,51 @@ def _nbytes(tensors: list) -> int:
     return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
 
 
+class _PeakBytes:
+    """A dispatch mode that follows the bytes a forward allocates beyond its inputs and
+    weights (run on the meta device: no memory, no data): each op's fresh outputs (returns
+    that alias nothing in the op's schema: no views, no in-place results) are live until
+    their tensor is freed; `peak` is the most held at once, outputs included. A tensor the
+    mode cannot follow to its end is counted as freed (an estimate that errs low, never a
+    problem refused that fits)."""
+
+    def __new__(cls):
+        import weakref
+
+        import torch as th
+        from torch.utils._python_dispatch import TorchDispatchMode
+        from torch.utils._pytree import tree_leaves
+
+        class Mode(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.live = 0
+                self.peak = 0
+
+            def _free(self, n: int) -> None:
+                self.live -= n
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                returns = getattr(getattr(func, "_schema", None), "returns", ())
+                leaves = tree_leaves(out)
+                for k, t in enumerate(leaves):
+                    if not isinstance(t, th.Tensor):
+                        continue
+                    if k < len(returns) and returns[k].alias_info is not None:
+                        continue
+                    n = t.numel() * t.element_size()
+                    try:
+                        weakref.finalize(t, self._free, n)
+                    except TypeError:
+                        continue
+                    self.live += n
+                    self.peak = max(self.peak, self.live)
+                return out
+
+        return Mode()
+
+
 def _f64_nbytes(x) -> int:
     """What a tensor takes in a float64 run (a floating one as float64; 0 for a non-tensor)."""
     if not isinstance(x, torch.Tensor):
@@ -347,6 +392,8 @@ class Problem:
                                       # asked, "yes" (row-separable), else why not
         self.truth_sliced = False     # the last truth was computed in slices (truth_note: how)
         self.ref_random = False       # forward draws random numbers (output follows the RNG)
+        self.forward_peak = 0         # bytes of the forward's intermediates at their peak
+                                      # beyond its outputs, sized on the meta device (0: not)
         self.ref_spread = 0.0         # relative spread of two runs on identical inputs
         self.ref_nondeterministic = ""
         self.mode = "model"           # "compiled": dispatch-aware mode (inductor.py)
@@ -600,8 +647,12 @@ class Worker:
         return outs
 
     def _truth_need(self, p: Problem, inputs: list) -> int:
-        """The least a float64 run holds: float64 copies of the inputs and the outputs."""
-        return sum(_f64_nbytes(x) for x in inputs) + _f64_out_bytes(p.output_meta)
+        """The least a float64 run holds: float64 copies of the inputs and the outputs; on
+        the CPU also the forward's intermediates in float64 (twice the float32 peak the
+        load sized): there the OOM killer, not an exception kgate could catch, ends a run
+        past the host's memory (a GPU's out-of-memory is caught, and the truth sliced)."""
+        need = sum(_f64_nbytes(x) for x in inputs) + _f64_out_bytes(p.output_meta)
+        return need if self.cuda else need + 2 * p.forward_peak
 
     def _device_free(self) -> int:
         """Bytes the device can still give: the driver's free memory plus the allocator's
@@ -1215,12 +1266,13 @@ class Worker:
 
     def _does_not_fit(self, p: Problem) -> str:
         """Why this machine cannot judge the problem at all, or "". Sized on the meta device
-        (no memory, no RNG draws): the reference's weights W, one input set I and its
-        outputs O, against the least the worker holds (intermediates not counted):
+        (no memory, no RNG draws): the reference's weights W, one input set I, its
+        outputs O and the peak T of its forward's intermediates (_PeakBytes), against the
+        least the worker holds:
         - on the CPU, judging a case: 4W (the reference, a candidate and their master
           copies) + 2I (the drawn inputs and the check's buffers) + 3O (the float64 truth
-          and a candidate's output), against the host's available memory: past it the
-          kernel's OOM killer, not kgate, would end the worker;
+          and a candidate's output) + T (a forward's own), against the host's available
+          memory: past it the kernel's OOM killer, not kgate, would end the worker;
         - on a GPU, loading it: 2W + 2I + 2O (the probe's runs), against the device's whole
           memory (or the worker's cap): an out-of-memory error there is caught and the
           truth can be sliced, so only a problem no free memory could hold is refused;
@@ -1232,9 +1284,13 @@ class Worker:
             with torch.device("meta"):
                 m = mod.Model(*p.init_inputs)
                 inputs = mod.get_inputs()
-                outs = _as_outputs(m(*inputs)) or []
+                peak = _PeakBytes()
+                with peak:
+                    outs = _as_outputs(m(*inputs)) or []
             w = _nbytes(list(m.state_dict().values()))
             i, o = _nbytes(list(inputs)), _nbytes(outs)
+            # The forward's own intermediates at their peak, beyond its outputs.
+            t = p.forward_peak = max(0, peak.peak - o)
         except (Exception, SystemExit):
             return ""
         if p.inventory_only:
@@ -1244,10 +1300,14 @@ class Worker:
             need, doing = 2 * (w + i + o), "loading it"
             held = "each twice, the reference's first runs"
         else:
-            need, doing, held = 4 * w + 2 * i + 3 * o, "judging it", (
+            # Every check runs the reference and the candidate whole, intermediates and all
+            # (the OOM killer ends a worker past them, however small the rest); the float64
+            # truth's own are its plan's (_truth_need: it may be sliced).
+            need, doing, held = 4 * w + 2 * i + 3 * o + t, "judging it", (
                 "the weights four times, the reference's and a candidate's with their master "
                 "copies; the inputs twice, drawn and in the check's buffers; the outputs three "
-                "times, the float64 truth and a candidate's output")
+                "times, the float64 truth and a candidate's output; the forward's "
+                "intermediates once")
         if self.cuda:
             have = int((self.device_info or {}).get("memory_bytes") or 0)
             if self.memory_cap:
@@ -1257,8 +1317,9 @@ class Worker:
             have, where = self._host_free(), "host memory available"
         if not have or need <= have:
             return ""
+        inter = f", intermediates {_gib(t)}" if t and not self.cuda and not p.inventory_only else ""
         return (f"{doing} needs at least {_gib(need)} (weights {_gib(w)}, inputs {_gib(i)}, "
-                f"outputs {_gib(o)}: {held}) and this machine has {_gib(have)} of {where}")
+                f"outputs {_gib(o)}{inter}: {held}) and this machine has {_gib(have)} of {where}")
 
     def _probe_reference(self, p: Problem) -> dict:
         """The reference on the inputs of seed 1 (kept: the first input set), again on the
