@@ -279,6 +279,9 @@ if has dispatch; then
   fi
   cat "$OUT/dispatch/results.tsv" 2>/dev/null | head -80
   sed -n '/Dispatch-aware/,/^## Failures/p' "$OUT/dispatch/report.md" 2>/dev/null | head -60
+  # Where the worker time went, the load's steps, and the oracle's two anchors per problem
+  # (torch.compile's own error against the reference's) from the trace.
+  python3 tools/aa_summary.py "$OUT/dispatch-trace" 2>/dev/null | sed -n '/^worker time/,$p' | head -45
   rm -f "$suite"
 fi
 if has template; then
