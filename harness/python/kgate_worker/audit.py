@@ -15,9 +15,10 @@ content (the timing cycles over a few input sets), passed every gate. The `time`
   last captured call's outputs are compared after sampling.
 - times a few rounds on input sets it has just drawn from seeds nobody else knows, written
   into the timed buffers (so the pointers are the same and the contents new), and
-  audits their outputs. Each round calls the candidate twice on its new contents, one
-  call right after the other: a slot much slower on the first than on the second returns
-  results it has seen before: a result cache.
+  audits their outputs. Each round calls the candidate on its new contents, then runs
+  the same steps again (the contents written, the baseline's settling call) and calls it
+  on the same contents, now seen: a slot much slower on the first than on the second
+  returns results it has seen before: a result cache.
 
 Either finding is the `audit_failure` of the answer; the performance gate rejects on it.
 What could not be audited (no room on the device for a second output, a reference that
@@ -119,8 +120,9 @@ def cache_finding(samples: dict, fresh: dict) -> str:
     seen than on the same contents called again right after, in the median over the fresh
     rounds of each round's ratio: then what was seen. `fresh` holds, per round, the
     candidate's first call on new contents ("candidate") and its second call on them, now
-    seen ("candidate_seen"), timed the same way one after the other, so load and the timing
-    method cancel out of their ratio (an honest slot on a loaded 2-core box read 1.5x
+    seen ("candidate_seen"), each after the same steps (the contents written, the
+    baseline's settling call), timed the same way, so load, the timing method and what the
+    baseline's call leaves behind cancel out of their ratio (an honest slot on a loaded 2-core box read 1.5x
     slower on its fresh rounds than on the timing's repeated sets, taken seconds earlier,
     while a cache by content passed there whenever the baseline was slowed as much). A
     cache computes on the first call and copies on the second; honest work costs the same
