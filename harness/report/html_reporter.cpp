@@ -117,14 +117,15 @@ std::string html_page(const std::string& title, const std::string& body) {
 std::string html_level_table(const Summary& s) {
   std::string t =
       "<table class=\"levels\"><tr><th>Level</th><th>Problems</th><th>Improved</th><th>Matched</th>"
-      "<th>Fallback</th><th>Regressed</th><th>Errors</th><th>Geomean vs baseline</th>"
+      "<th>Fallback</th><th>Regressed</th><th>Failed</th><th>Errors</th><th>Geomean vs baseline</th>"
       "<th>vs eager</th><th>vs torch.compile</th><th>fast_0</th><th>fast_1</th><th>fast_1.5</th>"
       "<th>fast_2</th></tr>\n";
   auto row = [&](const LevelSummary& l, const std::string& name) {
     std::string r = "<tr>" + td(name) + td(std::to_string(l.problems), true) +
                     td(std::to_string(l.improved), true) + td(std::to_string(l.matched), true) +
                     td(std::to_string(l.fallback), true) + td(std::to_string(l.regressed), true) +
-                    td(std::to_string(l.errors), true) + td(fmt::speedup(l.geomean_speedup), true) +
+                    td(std::to_string(l.failed), true) + td(std::to_string(l.errors), true) +
+                    td(fmt::speedup(l.geomean_speedup), true) +
                     td(fmt::speedup(l.geomean_vs_eager), true) +
                     td(fmt::speedup(l.geomean_vs_compile), true);
     for (int i = 0; i < kFastPCount; ++i) r += td(fmt::fraction_pct(l.fast_p[i]), true);

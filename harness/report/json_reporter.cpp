@@ -20,6 +20,7 @@ nlohmann::json to_json(const LevelSummary& l) {
           {"matched", l.matched},
           {"fallback", l.fallback},
           {"regressed", l.regressed},
+          {"failed", l.failed},
           {"errors", l.errors},
           {"skipped", l.skipped},
           {"correct", l.correct},

@@ -25,7 +25,8 @@ std::string level_row(const LevelSummary& l, const std::string& name) {
   std::string t = "| " + fmt::md_cell(name) + " | " + std::to_string(l.problems) + " | " +
                   std::to_string(l.improved) + " | " + std::to_string(l.matched) + " | " +
                   std::to_string(l.fallback) + " | " + std::to_string(l.regressed) + " | " +
-                  std::to_string(l.errors) + " | " + fmt::speedup(l.geomean_speedup) + " | " +
+                  std::to_string(l.failed) + " | " + std::to_string(l.errors) + " | " +
+                  fmt::speedup(l.geomean_speedup) + " | " +
                   fmt::speedup(l.geomean_vs_eager) + " | " + fmt::speedup(l.geomean_vs_compile);
   for (int i = 0; i < kFastPCount; ++i) t += " | " + fmt::fraction_pct(l.fast_p[i]);
   return t + " |\n";
@@ -107,9 +108,9 @@ std::string markdown_accepted_table(const Summary& s, size_t max_bytes) {
 
 std::string markdown_level_table(const Summary& s) {
   std::string t =
-      "| Level | Problems | Improved | Matched | Fallback | Regressed | Errors | Geomean vs "
+      "| Level | Problems | Improved | Matched | Fallback | Regressed | Failed | Errors | Geomean vs "
       "baseline | vs eager | vs torch.compile | fast_0 | fast_1 | fast_1.5 | fast_2 |\n"
-      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
+      "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n";
   for (const auto& l : s.levels) t += level_row(l, l.level);
   if (s.levels.size() > 1) t += level_row(s.overall, "**all**");
   return t;

@@ -146,7 +146,7 @@ struct Accumulator {
       case Outcome::kMatched: ++s.matched; break;
       case Outcome::kFallback: ++s.fallback; break;
       case Outcome::kRegressed: ++s.regressed; break;
-      case Outcome::kError: ++s.errors; break;
+      case Outcome::kError: ++(row.failure == FailureKind::kError ? s.errors : s.failed); break;
       case Outcome::kSkipped: ++s.skipped; break;
     }
     s.wall_s += r.wall_s;

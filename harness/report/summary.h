@@ -67,7 +67,11 @@ struct ProblemRow {
 struct LevelSummary {
   std::string level;   // "" for the overall row
   int problems = 0;
-  int improved = 0, matched = 0, fallback = 0, regressed = 0, errors = 0, skipped = 0;
+  int improved = 0, matched = 0, fallback = 0, regressed = 0, skipped = 0;
+  // Problems without a result, split as the result line and the JUnit split them: `failed`
+  // ended at a gate (a starter that fails its own gates: a JUnit <failure>), `errors`
+  // could not be run or judged (a JUnit <error>).
+  int failed = 0, errors = 0;
   int correct = 0;
   // Geomeans over correct results; nullopt when no correct result has that time.
   std::optional<double> geomean_speedup;             // vs each record's own baseline

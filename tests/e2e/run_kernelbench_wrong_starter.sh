@@ -58,7 +58,12 @@ case = suite.find(".//testcase[@name='linear_relu']")
 assert case is not None and case.find("failure") is not None, ET.tostring(case)
 md = open(os.path.join(out, "report.md")).read()
 assert "**Result: FAIL**" in md, md[:600]
-assert json.load(open(os.path.join(out, "report.json")))["result"]["exit_code"] == 1
+rep = json.load(open(os.path.join(out, "report.json")))
+assert rep["result"]["exit_code"] == 1
+# the level table counts the failing starter where the result line does: failed, not errors
+lv = rep["levels"][0]
+assert (lv["failed"], lv["errors"]) == (rep["result"]["gate_failures"], rep["result"]["errors"]) == (1, 0), (lv, rep["result"])
+assert "| kbw | 2 | " in md and " | 1 | 0 | " in md, md[:900]
 print("ok: the 0.5 % wrong starter fails the oracle; log, exit code, records, JUnit and report.md agree")
 PYEOF
 # The run as the one shard of a merge: the merge exits with the status its reports state.

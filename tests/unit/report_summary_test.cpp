@@ -119,6 +119,34 @@ TEST(ReportSummary, CheckRunsReportGateFailures) {
   EXPECT_TRUE(s.pipeline_failed);
 }
 
+TEST(ReportSummary, TheLevelTableSplitsGateFailuresFromErrorsAsTheResultLineDoes) {
+  // A starter that fails its own gates (outcome error, a failed gate) is a gate failure in
+  // the result line and a JUnit <failure>: the level table counts it as failed, not among
+  // the errors (a new user's run read "1 gate failures, 1 errors" above "Errors 2").
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  ProblemResult* conv = nullptr;
+  for (auto& r : run.results)
+    if (r.problem == "1_Conv2D_ReLU_BiasAdd") conv = &r;
+  ASSERT_NE(conv, nullptr);
+  ProblemResult starter = *conv;
+  starter.problem = "2_Conv_starter_fails";
+  gates::GateResult g;
+  g.gate = gates::Gate::kOracle;
+  g.status = gates::GateStatus::kFail;
+  g.reason = "oracle: case c: rel_l2_err 0.01 > 10 x the reference's 1e-06";
+  starter.gates = {g};
+  run.results.push_back(starter);
+  Summary s = summarize(run);
+  EXPECT_EQ(s.gate_failures, 1);
+  EXPECT_EQ(s.errors, 1);
+  const LevelSummary& l2 = level(s, "level2");
+  EXPECT_EQ(l2.failed, 1);
+  EXPECT_EQ(l2.errors, 1);
+  EXPECT_EQ(s.overall.failed, s.gate_failures);
+  EXPECT_EQ(s.overall.errors, s.errors);
+  EXPECT_EQ(l2.error_count, l2.errors);
+}
+
 TEST(ReportSummary, GeomeanIgnoresNonPositive) {
   EXPECT_FALSE(geomean({}));
   EXPECT_FALSE(geomean({0.0, -1.0}));
