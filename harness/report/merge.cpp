@@ -99,6 +99,7 @@ RunRecords merge_runs(const std::vector<std::string>& dirs, MergeMode mode) {
   std::set<int> shard_counts;
   std::set<std::string> planned;
   std::vector<std::vector<std::string>> shard_plans;  // from the first shard that has them
+  std::map<std::string, ProblemResult> no_record;     // planned by an input without a record
   bool whole_run = false;
   std::string first_dir;
 
@@ -140,9 +141,16 @@ RunRecords merge_runs(const std::vector<std::string>& dirs, MergeMode mode) {
       if (shard_plans.empty()) shard_plans = info.shard_plans;
     }
     planned.insert(info.planned.begin(), info.planned.end());
+    const std::vector<std::string> unfinished = planned_without_result(part);
     for (auto& r : part.results) {
       // An earlier merge's row for a shard it lacked: this merge decides again.
       if (is_missing_shard_row(r)) continue;
+      // A problem this input planned but has no record of (load_run_dir's row): another
+      // input's record of it stands; with none, the row comes back after the loop.
+      if (std::find(unfinished.begin(), unfinished.end(), r.level + "/" + r.problem) != unfinished.end()) {
+        no_record.emplace(r.level + "/" + r.problem, std::move(r));
+        continue;
+      }
       std::string key = r.level + "/" + r.problem;
       nlohmann::json j = r;
       auto it = by_key.find(key);
@@ -156,6 +164,11 @@ RunRecords merge_runs(const std::vector<std::string>& dirs, MergeMode mode) {
     }
   }
 
+  for (auto& [key, row] : no_record)
+    if (!by_key.count(key)) {
+      by_key.emplace(key, std::make_pair(nlohmann::json(row), std::string("(no record)")));
+      merged.results.push_back(std::move(row));
+    }
   if (shard_counts.size() > 1)
     throw UsageError("kgate merge: the directories were split with different shard counts");
   // A shard whose output was not given is an infrastructure error, never a smaller run:

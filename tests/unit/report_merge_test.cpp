@@ -111,6 +111,35 @@ TEST(ReportMerge, RejectsShardsOfDifferentRunsOrConfigs) {
   EXPECT_NE(merge_error({d / "missing"}, d / "out").find("not a directory"), std::string::npos);
 }
 
+TEST(ReportMerge, AProblemOneInputHasNoRecordOfTakesTheOthersRecord) {
+  // A copy of a shard's output that lost one record (a run cut short, say) merged beside
+  // the output that has it: the record stands, no "different results"; a problem no
+  // input has a record of stays a planned-without-result error.
+  TempDir d;
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  auto shards = make_shards(d, 2, run);
+  const std::string copy = d / "shard1-copy";
+  fs::copy(shards[0], copy, fs::copy_options::recursive);
+  const RunRecords part = load_run_dir(shards[0]);
+  ASSERT_GE(part.results.size(), 2u);
+  const ProblemResult& lost = part.results.front();
+  ASSERT_TRUE(fs::remove(fs::path(copy) / "results" / record_file_name(lost.level, lost.problem)));
+  RunRecords m = merge_runs({copy, shards[0], shards[1]});
+  EXPECT_EQ(m.results.size(), run.results.size());
+  for (const auto& r : m.results)
+    if (r.problem == lost.problem) EXPECT_EQ(nlohmann::json(r), nlohmann::json(lost));
+  // Without the complete copy, the problem is an error row saying it has no result.
+  RunRecords only = merge_runs({copy, shards[1]});
+  bool found = false;
+  for (const auto& r : only.results)
+    if (r.problem == lost.problem) {
+      found = true;
+      EXPECT_EQ(r.outcome, Outcome::kError);
+      EXPECT_EQ(r.reason.rfind(kPlannedNoResult, 0), 0u) << r.reason;
+    }
+  EXPECT_TRUE(found);
+}
+
 TEST(ReportMerge, RejectsConflictingRecords) {
   TempDir d;
   RunRecords run = load_run_dir(fixture("run_basic"));
