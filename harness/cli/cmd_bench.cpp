@@ -147,7 +147,7 @@ ExitCode cmd_bench(const BenchOptions& o) {
   if (kb)
     std::printf("kgate bench: KernelBench problem %s (baseline %s), candidate %s, device %s\n",
                 problem.id.c_str(), problem.kernelbench_baseline.c_str(), o.candidate.c_str(),
-                backend == "host" ? "cpu (small sizes)" : "cuda");
+                backend == "host" ? "cpu (its '# kgate:small' sizes, where the file has that line)" : "cuda");
   else
     std::printf("kgate bench: problem %s (%s), candidate %s, backend %s\n", problem.id.c_str(),
                 problem.op.c_str(), o.candidate.c_str(), backend.c_str());

@@ -98,6 +98,7 @@ struct Evaluator::Impl {
   bool promoted = false;
   std::map<std::string, core::WorkspaceSnapshot> workspace_before;  // per excluded file
   std::string degenerate;  // kernelbench: the worker's degenerate-problem finding
+  bool small_sizes = false;  // kernelbench on the host: the file's `# kgate:small` sizes ran
 
   // KernelBench problems run in the Python worker, native ones in kgate-native.
   bool kernelbench() const { return problem.kind == "kernelbench"; }
@@ -182,6 +183,12 @@ struct Evaluator::Impl {
     }
     if (kernelbench()) {
       degenerate = r.result.value("degenerate", std::string());
+      small_sizes = ps.variant == "small" && r.result.value("variant_applied", false);
+      // Said once per worker: on the host a file without the line runs at its own sizes,
+      // which for the official KernelBench files are GPU-sized.
+      if (ps.variant == "small" && !small_sizes)
+        log::info(problem.id + ": no '# kgate:small' line in " + problem.path +
+                  ": it runs at the file's own sizes on the host");
       // Where the float64 truth goes decides much of a check's cost (a host truth of a
       // GB-sized problem takes seconds per case): said once per worker, when not the device.
       const std::string where = r.result.value("truth", std::string());
@@ -472,7 +479,7 @@ struct Evaluator::Impl {
 
   std::string timed_case_id() const {
     if (kernelbench())
-      return std::string(opt.backend == "host" ? "small" : "get_inputs") + "/" +
+      return std::string(small_sizes ? "small" : "get_inputs") + "/" +
              std::string(to_string(problem.bench_dtype));
     return dims_str(*op, timed_dims()) + "/" + std::string(to_string(problem.bench_dtype));
   }

@@ -36,7 +36,14 @@ P="$FX/relu.py"
 rc=$?
 if [ "$rc" != 0 ] && [ "$rc" != 1 ]; then echo "FAIL ok: exit $rc"; cat "$TMP/ok.out"; fails=$((fails + 1)); fi
 gates_pass "$TMP/ok.json" static correctness oracle
-grep -q "device cpu (small sizes)" "$TMP/ok.out" || { echo "FAIL ok: not the small CPU variant"; fails=$((fails + 1)); }
+grep -qE "^  small/f32 " "$TMP/ok.out" || { echo "FAIL ok: not the small CPU variant"; fails=$((fails + 1)); }
+# A file without a '# kgate:small' line runs at its own sizes, and says so (the official
+# files have none): its timed case is not called small.
+sed '/kgate:small/d' "$P" >"$TMP/relu_own_sizes.py"
+"$KGATE" "${B[@]}" --problem "$TMP/relu_own_sizes.py" --candidate "$FX/candidates/relu_clamp.py" >"$TMP/own.out" 2>&1
+grep -q "no '# kgate:small' line in .*relu_own_sizes.py: it runs at the file's own sizes on the host" "$TMP/own.out" &&
+  grep -qE "^  get_inputs/f32 " "$TMP/own.out" && ! grep -q "small/f32" "$TMP/own.out" ||
+  { echo "FAIL own sizes: not said, or called small"; cat "$TMP/own.out"; fails=$((fails + 1)); }
 
 # |x| equals relu(x) on torch.rand inputs: only the signed distribution catches it.
 run abs_cheat 1 "verdict: FAIL at the correctness gate: correctness: case seed=" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_abs.py"
