@@ -226,6 +226,7 @@ struct Loader {
       const LevelRefs& r = level_refs[i];
       std::error_code ec;
       if (l.root.empty() || !fs::is_directory(l.root, ec)) continue;  // reported by the loader
+      if (l.kind.empty()) continue;  // a missing or misspelt kind: the loader said so
       std::vector<LevelProblem> avail = available_problems(cat, l);
       std::vector<std::string> names;
       for (const auto& p : avail) names.push_back(p.name);

@@ -325,7 +325,9 @@ LevelConfig parse_level(const YAML::Node& root, const std::string& path, Diagnos
   read_id(m, &l.id, &l.loc);
   r.id = l.loc;
   m.read("title", &l.title);
-  read_choice(m, "kind", &l.kind, {"native", "kernelbench"}, true);
+  // A missing or misspelt kind is one error: the checks that depend on the kind (its
+  // problems' files, 'solutions', 'starter') are left out rather than run on a guess.
+  if (!read_choice(m, "kind", &l.kind, {"native", "kernelbench"}, true)) l.kind.clear();
   if (m.read("root", &l.root, true)) {
     r.root = m.loc("root");
     std::string unset;
@@ -368,7 +370,7 @@ LevelConfig parse_level(const YAML::Node& root, const std::string& path, Diagnos
     read_choice(m, "baseline", &l.baseline, {"reference", "starter"});
   else if (l.kind == "kernelbench")
     read_choice(m, "baseline", &l.baseline, {"eager", "compile", "compile-max-autotune"});
-  if (m.read("solutions", &l.solutions)) {
+  if (m.read("solutions", &l.solutions) && !l.kind.empty()) {
     if (l.kind != "kernelbench") {
       m.error("solutions", "'solutions' is only used by kernelbench levels (starting candidates)");
     } else {
@@ -378,7 +380,7 @@ LevelConfig parse_level(const YAML::Node& root, const std::string& path, Diagnos
         m.error("solutions", "solutions directory '" + l.solutions + "' is not a directory");
     }
   }
-  if (read_choice(m, "starter", &l.starter, {"auto", "compiled", "solutions", "reference"})) {
+  if (read_choice(m, "starter", &l.starter, {"auto", "compiled", "solutions", "reference"}) && !l.kind.empty()) {
     if (l.kind != "kernelbench")
       m.error("starter", "'starter' is only used by kernelbench levels");
     else if (l.starter == "solutions" && !m.has("solutions"))

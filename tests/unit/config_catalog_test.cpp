@@ -308,6 +308,28 @@ TEST(ConfigCatalog, AFileOfNoKnownDirectoryThatIsNotYamlGetsTheSyntaxErrorAtItsL
   fs::remove_all(dir);
 }
 
+// A misspelt kind is one error: its problems, 'solutions' and 'starter' are not checked
+// against a kind the level does not have (a new user saw six errors for one typo).
+TEST(ConfigCatalog, AMisspeltKindIsOneErrorNotACascade) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / ("kgate_kindtypo_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "configs/levels");
+  fs::create_directories(dir / "probs");
+  fs::create_directories(dir / "sols");
+  fs::copy_file(std::string(KGATE_SOURCE_DIR) + "/tests/fixtures/kernelbench/relu.py", dir / "probs/relu.py");
+  const fs::path level = dir / "configs/levels/kb.yaml";
+  std::ofstream(level) << "version: 1\nid: kb\nkind: kernelbanch\nroot: ../../probs\nselect: list\n"
+                          "problems: [relu]\nbaseline: eager\nsolutions: ../../sols\nstarter: solutions\n";
+  Diagnostics d;
+  load_catalog({level.string()}, d, fake_ops());
+  EXPECT_EQ(d.error_count(), 1) << d.str();
+  EXPECT_NE(d.str().find(level.string() + ":3:7: error: 'kind' must be one of native, kernelbench, got "
+                                          "'kernelbanch' (did you mean 'kernelbench'?)"),
+            std::string::npos)
+      << d.str();
+  fs::remove_all(dir);
+}
+
 TEST(ConfigCatalog, APythonFileIsSaidToBeAProblemToLoadNotInvalidYaml) {
   const std::string py = std::string(KGATE_SOURCE_DIR) + "/tests/fixtures/kernelbench/relu.py";
   Diagnostics d;
