@@ -19,6 +19,10 @@ std::string speedup_ci(double v, double lo, double hi) {
   return speedup(v) + " [" + num(lo, 3) + ", " + num(hi, 3) + "]";
 }
 
+std::string result_speedup(double best_us, double v, double lo, double hi) {
+  return best_us > 0 ? speedup_ci(v, lo, hi) : "-";
+}
+
 std::string us(double v) {
   if (!(v > 0)) return "-";
   return num(v, v < 10 ? 2 : 1) + " us";

@@ -218,7 +218,7 @@ std::string html_report(const Summary& s, const std::vector<ExperimentPoint>& pr
          td(fmt::us(r.baseline_us) + (r.baseline_kind.empty() ? "" : " (" + r.baseline_kind + ")"),
             true) +
          td(fmt::us(r.best_us), true) +
-         td(fmt::speedup_ci(r.speedup, r.speedup_lo, r.speedup_hi), true) +
+         td(fmt::result_speedup(r.best_us, r.speedup, r.speedup_lo, r.speedup_hi), true) +
          vs_reference_td(r, "eager", row.speedup_vs_eager) +
          vs_reference_td(r, "compile", row.speedup_vs_compile) +
          td(to_string(r.outcome) +

@@ -48,7 +48,7 @@ std::string problem_text(const ProblemResult& r) {
   t += "baseline (" + (r.baseline_kind.empty() ? std::string("-") : r.baseline_kind) +
        "): " + fmt::us(r.baseline_us) + "\n";
   t += "best: " + fmt::us(r.best_us) + "\n";
-  t += "speedup: " + fmt::speedup_ci(r.speedup, r.speedup_lo, r.speedup_hi) + "\n";
+  t += "speedup: " + fmt::result_speedup(r.best_us, r.speedup, r.speedup_lo, r.speedup_hi) + "\n";
   if (r.eager_us > 0) t += "eager: " + fmt::us(r.eager_us) + "\n";
   if (r.compile_us > 0) t += "torch.compile: " + fmt::us(r.compile_us) + "\n";
   t += "roofline: " + fmt::pct(r.pct_roofline) + "\n";

@@ -40,7 +40,7 @@ std::string problem_row(const ProblemRow& row) {
     outcome += " (" + to_string(row.failure) + ")";
   return "| " + fmt::md_cell(r.level) + " | " + fmt::md_cell(r.problem) + " | " +
          fmt::us(r.baseline_us) + (r.baseline_kind.empty() ? "" : " (" + fmt::md_cell(r.baseline_kind) + ")") +
-         " | " + fmt::us(r.best_us) + " | " + fmt::speedup_ci(r.speedup, r.speedup_lo, r.speedup_hi) +
+         " | " + fmt::us(r.best_us) + " | " + fmt::result_speedup(r.best_us, r.speedup, r.speedup_lo, r.speedup_hi) +
          " | " + fmt::speedup(row.speedup_vs_eager) + " | " + fmt::speedup(row.speedup_vs_compile) +
          " | " + fmt::md_cell(outcome) + " | " + std::to_string(r.experiments) + " | " +
          std::to_string(r.kept) + " | " +

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "report/format.h"
 #include "report/record_io.h"
 #include "report_test_util.h"
 
@@ -14,6 +15,24 @@ using namespace testing;
 TEST(ReportMarkdown, MatchesGolden) {
   RunRecords run = load_run_dir(fixture("run_basic"));
   expect_golden(markdown_report(summarize(run)), "report.md");
+}
+
+// A result with no time of its own (an error; a starter that failed its gates) shows no
+// speedup, whatever its record's speedup field holds (the runs write 1.0 there).
+TEST(ReportMarkdown, AnErrorRowShowsNoSpeedup) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  for (auto& r : run.results)
+    if (r.outcome == Outcome::kError) {
+      r.speedup = r.speedup_lo = r.speedup_hi = 1.0;
+      r.best_us = 0;
+    }
+  const std::string md = markdown_report(summarize(run));
+  const size_t at = md.find("| 1_Conv2D_ReLU_BiasAdd |");
+  ASSERT_NE(at, std::string::npos) << md;
+  const std::string line = md.substr(at, md.find('\n', at) - at);
+  EXPECT_EQ(line.find("1.000x"), std::string::npos) << line;
+  EXPECT_EQ(fmt::result_speedup(0, 1.0, 1.0, 1.0), "-");
+  EXPECT_EQ(fmt::result_speedup(12.5, 1.25, 1.2, 1.3), "1.250x [1.200, 1.300]");
 }
 
 // An empty vs-reference column says why it is empty; a report without such a gap says
