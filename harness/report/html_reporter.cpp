@@ -136,14 +136,23 @@ std::string html_level_table(const Summary& s) {
   return t + "</table>\n";
 }
 
+// ", driver 580.159.04, CUDA 13.0, torch 2.11.0, triton 3.6.0": the versions the run
+// recorded; one it did not record (a host run has no driver) is left out, not shown empty.
+std::string versions_html(const Environment& env) {
+  std::string t;
+  for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"driver", &env.driver},
+                                    {"CUDA", &env.cuda}, {"torch", &env.torch}, {"triton", &env.triton}})
+    if (!value->empty()) t += std::string(", ") + name + " " + html_escape(*value);
+  return t;
+}
+
 std::string html_report(const Summary& s, const std::vector<ExperimentPoint>& progress) {
   const RunInfo& info = *s.info;
   std::string b = "<h1>kgate report: " + html_escape(info.suite) + "</h1>\n";
   b += "<p>Run <code>" + html_escape(info.run_id) + "</code> (" +
        (info.kind == RunKind::kCheck ? "check" : "run") + ") on " + html_escape(info.env.gpu) +
        ", started " + html_escape(info.started_at) + ", seed " + std::to_string(info.seed) +
-       ", driver " + html_escape(info.env.driver) + ", CUDA " + html_escape(info.env.cuda) +
-       ", torch " + html_escape(info.env.torch) + ", triton " + html_escape(info.env.triton) +
+       versions_html(info.env) +
        ", kgate " + html_escape(info.env.kgate_version) + " (" +
        html_escape(fmt::short_sha(info.env.git_sha)) + ")" +
        (info.interrupted ? ", <b>interrupted</b> (partial results)" : "") +

@@ -31,6 +31,17 @@ TEST(ReportHtml, MatchesGolden) {
 
 // An empty vs-reference cell says why, as report.md does: the reason as the cell's tooltip
 // and a list under the problems table.
+// A host run records no driver: the header leaves it out instead of "driver , CUDA ...".
+TEST(ReportHtml, AVersionTheRunDidNotRecordIsLeftOut) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  run.info.env.driver.clear();
+  run.info.env.triton.clear();
+  const std::string html = html_report(summarize(run));
+  EXPECT_EQ(html.find("driver"), std::string::npos);
+  EXPECT_EQ(html.find("triton ,"), std::string::npos);
+  EXPECT_NE(html.find(", CUDA " + run.info.env.cuda + ", torch " + run.info.env.torch + ", kgate "), std::string::npos);
+}
+
 TEST(ReportHtml, SaysWhyAReferenceColumnIsEmpty) {
   RunRecords run = load_run_dir(fixture("run_basic"));
   ASSERT_FALSE(run.results.empty());
