@@ -106,6 +106,10 @@ ExitCode cmd_bench(const BenchOptions& o) {
   const bool kb = is_kernelbench(o.problem);
   if (kb) {
     if (!fs::is_regular_file(o.problem, ec)) throw UsageError(o.problem + ": error: no such problem file");
+    // A KernelBench candidate is a Python file with a ModelNew: anything else is the wrong
+    // file, not a candidate that fails the static gate.
+    if (fs::path(o.candidate).extension() != ".py")
+      throw UsageError(o.candidate + ": error: a KernelBench problem's candidate is a .py file with a class ModelNew");
     if (!o.baseline.empty() && o.baseline != "eager" && o.baseline != "compile" &&
         o.baseline != "compile-max-autotune")
       throw UsageError("--baseline " + o.baseline +

@@ -50,6 +50,7 @@ run abs_cheat 1 "verdict: FAIL at the correctness gate: correctness: case seed="
 grep -q "/f32/signed: .* elements over tolerance" "$TMP/abs_cheat.out" || { echo "FAIL abs_cheat: not caught on the signed case"; fails=$((fails + 1)); }
 run wrong 1 "elements over tolerance" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_wrong.py"
 run raises 1 "raised " -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_raises.py"
+run not_python 2 "a KernelBench problem's candidate is a .py file with a class ModelNew" -- "${B[@]}" --problem "$P" --candidate "$SRC/README.md"
 run mutates 1 "modified its inputs" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_mutates.py"
 run nan 1 "NaN" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_nan.py"
 run shape 1 "wrong shape" -- "${B[@]}" --problem "$P" --candidate "$FX/candidates/relu_shape.py"
