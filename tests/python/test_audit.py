@@ -185,40 +185,25 @@ def test_a_cheat_that_starts_after_the_checks_is_caught(w):
     assert "(sampling round" in t["audit_failure"] or "(fresh round" in t["audit_failure"], t["audit_failure"]
 
 
-def test_a_pointer_cache_meets_new_contents_in_the_same_buffers(w, tmp_path):
-    # Returns what it computed the first time it saw an input buffer: the timing's own
-    # sets are computed once each and then correct, so only the fresh rounds (new contents
+@pytest.mark.parametrize("key, bound", [
+    # Returns what it computed the first time it saw an input buffer: the timing's own sets
+    # are computed once each and then correct, so only the fresh rounds (new contents
     # written into those buffers) can see it.
-    cand = tmp_path / "ptr.py"
-    cand.write_text(
-        "import torch\nimport torch.nn as nn\n\n"
-        "class ModelNew(nn.Module):\n"
-        "    def __init__(self):\n        super().__init__()\n        self.seen = {}\n\n"
-        "    def forward(self, a, b):\n"
-        "        k = (a.data_ptr(), b.data_ptr())\n"
-        "        if k not in self.seen or len(self.seen) > 64:\n"
-        "            self.seen[k] = torch.relu(a @ b)\n"
-        "        return self.seen[k].clone()\n")
-    w.worker.fatal = ""
-    w.load(GEMM, variant="small")
-    assert w.compile(GEMM, slot="baseline")["compiled"]
-    assert w.compile(cand)["compiled"]
-    t = w("time", seed=3, **QUICK)
-    assert "(fresh round 0)" in t["audit_failure"], t["audit_failure"]
-
-
-def test_a_cache_keyed_on_the_buffers_version_meets_new_contents_under_a_seen_version(w, tmp_path):
-    # Recomputes whenever torch's version counter of its input moves (an in-place write),
+    ("(a.data_ptr(), b.data_ptr())", " or len(self.seen) > 64"),
+    # Recomputes whenever torch's version counter of an input moves (an in-place write),
     # else returns what it stored: the timing's repeated sets are never written, so it
     # copies there. The fresh rounds write their contents without moving the counter.
-    cand = tmp_path / "version.py"
+    ("(a.data_ptr(), a._version, b.data_ptr(), b._version)", ""),
+], ids=["pointer", "pointer-and-version"])
+def test_a_cache_by_buffer_meets_new_contents_in_the_same_buffers(w, tmp_path, key, bound):
+    cand = tmp_path / "by_buffer.py"
     cand.write_text(
         "import torch\nimport torch.nn as nn\n\n"
         "class ModelNew(nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        self.seen = {}\n\n"
         "    def forward(self, a, b):\n"
-        "        k = (a.data_ptr(), a._version, b.data_ptr(), b._version)\n"
-        "        if k not in self.seen:\n"
+        f"        k = {key}\n"
+        f"        if k not in self.seen{bound}:\n"
         "            self.seen[k] = torch.relu(a @ b)\n"
         "        return self.seen[k].clone()\n")
     w.worker.fatal = ""
