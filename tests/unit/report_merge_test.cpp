@@ -126,8 +126,11 @@ TEST(ReportMerge, AProblemOneInputHasNoRecordOfTakesTheOthersRecord) {
   ASSERT_TRUE(fs::remove(fs::path(copy) / "results" / record_file_name(lost.level, lost.problem)));
   RunRecords m = merge_runs({copy, shards[0], shards[1]});
   EXPECT_EQ(m.results.size(), run.results.size());
-  for (const auto& r : m.results)
-    if (r.problem == lost.problem) EXPECT_EQ(nlohmann::json(r), nlohmann::json(lost));
+  for (const auto& r : m.results) {
+    if (r.problem == lost.problem) {
+      EXPECT_EQ(nlohmann::json(r), nlohmann::json(lost));
+    }
+  }
   // Without the complete copy, the problem is an error row saying it has no result.
   RunRecords only = merge_runs({copy, shards[1]});
   bool found = false;
