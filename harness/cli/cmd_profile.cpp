@@ -88,7 +88,6 @@ ExitCode cmd_profile(const ProfileOptions& o) {
   if (fs::path(o.problem).extension() != ".py")
     throw UsageError(o.problem + ": error: not a KernelBench problem file (a .py file with a Model, " +
                      "get_inputs and get_init_inputs)");
-  if (o.timeout_s <= 0) throw UsageError("--timeout must be > 0 seconds");
   const std::string device = !o.device.empty() ? o.device : have_nvidia_gpu() ? "cuda" : "cpu";
   config::NativeProblem problem = config::kernelbench_problem("", o.problem, o.baseline);
   problem.kernelbench_mode = "compiled";

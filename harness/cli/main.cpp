@@ -20,7 +20,7 @@ using kgate::ExitCode;
 namespace {
 
 // A duration in seconds that must be more than zero (CLI11's PositiveNumber prints its
-// whole double range).
+// whole double range): every option that takes one.
 const CLI::Validator kSeconds(
     [](const std::string& v) -> std::string {
       try {
@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
   c_bench->add_option("--seed", bench.seed, "Correctness seed (default: random, printed)");
   c_bench->add_option("--gpu", bench.gpu, "GPU target id (default: detect)");
   c_bench->add_option("--timeout", bench.timeout_s, "Per-request deadline in seconds")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kSeconds);
   c_bench->add_option("--min-time", bench.min_time_s, "Minimum timing per side in seconds")->check(kSeconds);
   c_bench->add_option("--max-time", bench.max_time_s, "Maximum timing per side in seconds")->check(kSeconds);
   c_bench->add_option("--torch", bench.torch_modes,
@@ -148,7 +149,8 @@ int main(int argc, char** argv) {
   c_profile->add_option("--json", profile.json_out, "Write the versioned inventory JSON here");
   c_profile->add_option("--kernels-dir", profile.kernels_dir, "Write one editable file per Triton kernel here");
   c_profile->add_option("--timeout", profile.timeout_s, "Deadline for the compile and profile, seconds")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kSeconds);
 
   ValidateOptions validate;
   auto* c_validate = app.add_subcommand("validate", "Check config, level, suite and problem files");

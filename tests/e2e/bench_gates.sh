@@ -51,6 +51,7 @@ run usage_missing_problem 2 "error" -- bench --problem "$TMP/none.yaml" --candid
 run usage_missing_candidate 2 "no such candidate" -- "${B[@]}" --candidate "$TMP/none.cpp"
 run usage_extension 2 "cannot tell the backend" -- "${B[@]}" --candidate "$FX/problem.yaml"
 run usage_min_over_max 2 "--min-time 2 s is more than --max-time 1 s" -- bench --problem "$FX/problem.yaml" --candidate "$FX/ok.cpp" --min-time 2 --max-time 1
+run usage_zero_timeout 2 "--timeout: '0' is not a positive number of seconds" -- bench --problem "$FX/problem.yaml" --candidate "$FX/ok.cpp" --timeout 0
 run usage_negative_time 2 "'-1' is not a positive number of seconds" -- bench --problem "$FX/problem.yaml" --candidate "$FX/ok.cpp" --min-time -1
 KGATE_NATIVE_BIN="$TMP/no-runner" run infra_no_runner 3 "KGATE_NATIVE_BIN" -- "${B[@]}" --candidate "$FX/ok.cpp"
 # No CUDA driver on the CI machine: the cuda backend is unavailable (infrastructure).
