@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import collections
 import contextlib
+import functools
 import math
 import os
 import platform
@@ -286,49 +287,48 @@ def _nbytes(tensors: list) -> int:
     return sum(t.numel() * t.element_size() for t in tensors if isinstance(t, torch.Tensor))
 
 
-class _PeakBytes:
-    """A dispatch mode that follows the bytes a forward allocates beyond its inputs and
-    weights (run on the meta device: no memory, no data): each op's fresh outputs (returns
-    that alias nothing in the op's schema: no views, no in-place results) are live until
-    their tensor is freed; `peak` is the most held at once, outputs included. A tensor the
-    mode cannot follow to its end is counted as freed (an estimate that errs low, never a
-    problem refused that fits)."""
+@functools.lru_cache(maxsize=None)
+def _peak_bytes_mode():
+    """The class of a dispatch mode that follows the bytes a forward allocates beyond its
+    inputs and weights (run on the meta device: no memory, no data): each op's fresh
+    outputs (returns that alias nothing in the op's schema: no views, no in-place results)
+    are live until their tensor is freed; `peak` is the most held at once, outputs
+    included. A tensor the mode cannot follow to its end is counted as freed (an estimate
+    that errs low, never a problem refused that fits). Built on first use: torch is
+    imported by then."""
+    import weakref
 
-    def __new__(cls):
-        import weakref
+    import torch  # the enclosing scope's: the module's global may not be set yet
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
 
-        import torch as th
-        from torch.utils._python_dispatch import TorchDispatchMode
-        from torch.utils._pytree import tree_leaves
+    class PeakBytes(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.live = 0
+            self.peak = 0
 
-        class Mode(TorchDispatchMode):
-            def __init__(self):
-                super().__init__()
-                self.live = 0
-                self.peak = 0
+        def _free(self, n: int) -> None:
+            self.live -= n
 
-            def _free(self, n: int) -> None:
-                self.live -= n
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            returns = getattr(getattr(func, "_schema", None), "returns", ())
+            for k, t in enumerate(tree_leaves(out)):
+                if not isinstance(t, torch.Tensor):
+                    continue
+                if k < len(returns) and returns[k].alias_info is not None:
+                    continue
+                n = t.numel() * t.element_size()
+                try:
+                    weakref.finalize(t, self._free, n)
+                except TypeError:
+                    continue
+                self.live += n
+                self.peak = max(self.peak, self.live)
+            return out
 
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                out = func(*args, **(kwargs or {}))
-                returns = getattr(getattr(func, "_schema", None), "returns", ())
-                leaves = tree_leaves(out)
-                for k, t in enumerate(leaves):
-                    if not isinstance(t, th.Tensor):
-                        continue
-                    if k < len(returns) and returns[k].alias_info is not None:
-                        continue
-                    n = t.numel() * t.element_size()
-                    try:
-                        weakref.finalize(t, self._free, n)
-                    except TypeError:
-                        continue
-                    self.live += n
-                    self.peak = max(self.peak, self.live)
-                return out
-
-        return Mode()
+    return PeakBytes
 
 
 def _f64_nbytes(x) -> int:
@@ -1267,7 +1267,7 @@ class Worker:
     def _does_not_fit(self, p: Problem) -> str:
         """Why this machine cannot judge the problem at all, or "". Sized on the meta device
         (no memory, no RNG draws): the reference's weights W, one input set I, its
-        outputs O and the peak T of its forward's intermediates (_PeakBytes), against the
+        outputs O and the peak T of its forward's intermediates (_peak_bytes_mode), against the
         least the worker holds:
         - on the CPU, judging a case: 4W (the reference, a candidate and their master
           copies) + 2I (the drawn inputs and the check's buffers) + 3O (the float64 truth
@@ -1284,7 +1284,7 @@ class Worker:
             with torch.device("meta"):
                 m = mod.Model(*p.init_inputs)
                 inputs = mod.get_inputs()
-                peak = _PeakBytes()
+                peak = _peak_bytes_mode()()
                 with peak:
                     outs = _as_outputs(m(*inputs)) or []
             w = _nbytes(list(m.state_dict().values()))
