@@ -104,7 +104,7 @@ std::string junit_xml(const Summary& s) {
   const int n_own = static_cast<int>(own.size());
   root->SetAttribute("tests", s.overall.problems + n_own);
   root->SetAttribute("failures", s.overall.failures);
-  root->SetAttribute("errors", s.overall.error_count + n_own);
+  root->SetAttribute("errors", s.overall.errors + n_own);
   root->SetAttribute("time", fmt::num(s.overall.wall_s, 3).c_str());
   if (n_own > 0) {
     XMLElement* suite = root->InsertNewChildElement("testsuite");
@@ -130,7 +130,7 @@ std::string junit_xml(const Summary& s) {
     set_text_attr(suite, "name", lv.level);
     suite->SetAttribute("tests", lv.problems);
     suite->SetAttribute("failures", lv.failures);
-    suite->SetAttribute("errors", lv.error_count);
+    suite->SetAttribute("errors", lv.errors);
     suite->SetAttribute("skipped", lv.skipped);
     suite->SetAttribute("time", fmt::num(lv.wall_s, 3).c_str());
     if (!info.started_at.empty()) set_text_attr(suite, "timestamp", info.started_at);

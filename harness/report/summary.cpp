@@ -156,7 +156,6 @@ struct Accumulator {
       s.experiment_wall_s.insert(s.experiment_wall_s.end(), r.experiment_wall_s.begin(), r.experiment_wall_s.end());
       s.experiments_screened += r.experiments_screened;
     }
-    if (row.failure == FailureKind::kError) ++s.error_count;
     if (is_failing(row.failure, gate_performance)) ++s.failures;
     if (!row.correct) return;
     ++s.correct;

@@ -70,7 +70,7 @@ struct LevelSummary {
   int improved = 0, matched = 0, fallback = 0, regressed = 0, skipped = 0;
   // Problems without a result, split as the result line and the JUnit split them: `failed`
   // ended at a gate (a starter that fails its own gates: a JUnit <failure>), `errors`
-  // could not be run or judged (a JUnit <error>).
+  // could not be run or judged (the JUnit <error> count: only such a problem is an error).
   int failed = 0, errors = 0;
   int correct = 0;
   // Geomeans over correct results; nullopt when no correct result has that time.
@@ -92,7 +92,6 @@ struct LevelSummary {
   double wall_s = 0;
   int failures = 0;   // JUnit <failure> count (correctness regressions, gate failures, and
                       // performance regressions when the suite gates on them)
-  int error_count = 0;  // JUnit <error> count
 };
 
 // A vs-reference column left empty, and why: "kb-level1/23_Softmax vs eager", or
