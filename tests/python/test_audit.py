@@ -151,13 +151,20 @@ def timed(w, problem, candidate, **extra):
     return w("time", seed=3, **QUICK)
 
 
+def fresh_sets(t: dict) -> int:
+    """How many sets of fresh rounds a clean timing took: a burst of load on a busy host can
+    slow the first set; the worker then takes a second, which clears it, and says so."""
+    load = "one set of rounds on fresh contents was slower for the candidate, the second was not"
+    return 2 if t["audit_note"].startswith(load) else 1
+
+
 def test_the_reference_against_itself_is_audited_and_clean(w, tmp_path):
     t = timed(w, GEMM, as_model_new(GEMM, tmp_path / "aa.py"))
     assert t["audit_failure"] == "", t
     # every sampling round and every fresh round compared
     n = len(t["samples_us"]["candidate"])
-    assert t["audited"] == n + 2 * audit.FRESH_ROUNDS, t  # two passes a fresh round
-    assert t["audit_note"] == ""
+    assert t["audit_note"] == "" or fresh_sets(t) == 2, t
+    assert t["audited"] == n + 2 * audit.FRESH_ROUNDS * fresh_sets(t), t
 
 
 def test_a_reference_that_draws_random_numbers_is_seeded_for_the_audit(w, tmp_path):
@@ -316,5 +323,7 @@ def test_cuda_graph_timing_audits_the_last_captured_call(tmp_path):
     assert wc.compile(as_model_new(relu, tmp_path / "r.py"), reference_op_rule=False)["compiled"]
     t = wc("time", seed=3, **QUICK)
     assert t["timer"] == "cuda_graph", t
-    assert t["audit_failure"] == "" and t["audited"] == 1 + audit.FRESH_ROUNDS, t
+    # the graphs' last calls, then two passes a fresh round
+    assert t["audit_failure"] == "", t
+    assert t["audited"] == 1 + 2 * audit.FRESH_ROUNDS * fresh_sets(t), t
     assert not math.isnan(t["min_bytes"])
