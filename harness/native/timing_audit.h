@@ -77,8 +77,8 @@ class RoundAudit {
 uint64_t unpredictable_seed();
 
 // The result-cache rule on medians (us): the baseline's and a slot's first calls on new
-// contents (`*_new`) and their second calls on the same contents, now seen
-// (`*_repeated`), timed next to each other the same way (the runner's new-content rounds).
+// contents (`*_new`) and their calls on the same contents again after the same steps, now
+// seen (`*_repeated`), timed the same way (the runner's new-content rounds).
 // A slot is a cache when its new-content median is above kCacheFactor x what it would take
 // computing as it does on seen contents: its seen median scaled by the baseline's own
 // new/seen ratio (cold data), or plus the baseline's own excess (a cost per call),
