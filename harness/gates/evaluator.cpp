@@ -1,6 +1,7 @@
 #include "gates/evaluator.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -75,6 +76,21 @@ std::string dims_str(const ops::Op& op, const ops::Dims& dims) {
   for (const auto& [k, v] : dims)
     if (s.find(k + "=") == std::string::npos) s += (s.empty() ? "" : ",") + k + "=" + std::to_string(v);
   return s;
+}
+
+// A worker's rejection of a problem, located: at the problem file's line when the
+// worker's message starts with it ("P.py:2: SyntaxError: ..."), else at the problem's
+// own location (its config entry, or its file).
+std::string located_rejection(const config::NativeProblem& problem, const std::string& message) {
+  const std::string head = "error: problem " + problem.id + " rejected by the worker: ";
+  const std::string prefix = problem.path + ":";
+  if (!problem.path.empty() && message.rfind(prefix, 0) == 0) {
+    std::size_t end = prefix.size();
+    while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+    if (end > prefix.size() && message.compare(end, 2, ": ") == 0)
+      return message.substr(0, end) + ": " + head + message.substr(end + 2);
+  }
+  return problem.loc.str() + ": " + head + message;
 }
 
 }  // namespace
@@ -175,7 +191,7 @@ struct Evaluator::Impl {
     r = w.call("load_problem", Json{{"problem", Json(ps)}}, opt.request_timeout_s);
     if (!r.good()) {
       if (r.error && r.error->kind == protocol::ErrorKind::kBadRequest)
-        throw UsageError(problem.loc.str() + ": error: problem " + problem.id + " rejected by the worker: " + r.error->message);
+        throw UsageError(located_rejection(problem, r.error->message));
       if (r.error && r.error->kind == protocol::ErrorKind::kCannotJudge)
         throw InfraError(std::string(kCannotJudgeProblem) + " on this machine: " + r.error->message);
       throw InfraError("worker could not load problem " + problem.id + ": " + r.describe() +

@@ -562,4 +562,26 @@ TEST(EvaluatorSetup, AnUnusedEvaluatorsWorkerServesItsFirstFreshReMeasure) {
 }
 
 }  // namespace
+// A problem file the worker cannot load (a syntax error) is refused at the file's own line,
+// the worker's words after it; a rejection without a line keeps the problem's location.
+TEST(EvaluatorSetup, AProblemFileTheWorkerRejectsIsLocatedAtTheLineItNames) {
+  const fs::path dir = FakeKernelbench::make_dir("rejected");
+  const std::string path = (dir / "problem.py").string();
+  for (const auto& [said, want] : std::vector<std::pair<std::string, std::string>>{
+           {path + ":2: SyntaxError: expected ':'",
+            path + ":2: error: problem k0 rejected by the worker: SyntaxError: expected ':'"},
+           {"no class Model in the file", path + ":1:1: error: problem k0 rejected by the worker: no class Model in the file"}}) {
+    const FakeKernelbench kb("rejected", "\n    load_problem) echo \"{\\\"v\\\":1,\\\"id\\\":$id,\\\"ok\\\":false,"
+                                         "\\\"error\\\":{\\\"kind\\\":\\\"bad_request\\\",\\\"message\\\":\\\"" +
+                                             said + "\\\"}}\" ;;");
+    try {
+      Evaluator ev(kb.problem, kb.opt);
+      ADD_FAILURE() << "a rejected problem was loaded";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), want);
+    }
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace kgate::gates
