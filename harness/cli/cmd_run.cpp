@@ -87,7 +87,6 @@ class GatesEvaluator : public search::CandidateEvaluator {
   // the tuner's first point (so the search starts where torch.compile's own extra search
   // ends).
   nlohmann::json inventory(const std::string& dir) override { return eval_.inventory(dir, "coordinate-descent"); }
-  void promote_last_candidate() override { eval_.promote_last_candidate(); }
   std::map<std::string, gates::Timing> reference_timings(const std::string& candidate,
                                                          const search::Point& defines) override {
     std::map<std::string, gates::Timing> out;

@@ -104,14 +104,13 @@ struct Evaluator::Impl {
   protocol::DeviceInfo device;
   protocol::HelloResult runtime;  // the last hello: device and software versions
   std::string baseline_id;  // path + content hash of the baseline compiled in the worker
-  std::map<std::string, protocol::CaseResult> baseline_cache;  // case_id -> baseline numbers
+  // case_id -> the first baseline's numbers: the oracle's anchor where the worker reports
+  // no reference error (a native problem), fixed for the Evaluator's lifetime (the search's
+  // starter), so kept candidates cannot loosen it
+  std::map<std::string, protocol::CaseResult> baseline_cache;
   // The kernel-level screen of the last compile (compiled mode): a slowdown that stands for
   // the performance gate, or nullopt.
   std::optional<GateResult> screen_failure;
-  // The last candidate that passed every gate, by case_id; adopted as the next baseline's
-  // numbers when the search promotes it (promote_last_candidate) instead of re-checking.
-  std::map<std::string, protocol::CaseResult> last_passed;
-  bool promoted = false;
   std::map<std::string, core::WorkspaceSnapshot> workspace_before;  // per excluded file
   std::string degenerate;  // kernelbench: the worker's degenerate-problem finding
   bool small_sizes = false;  // kernelbench on the host: the file's `# kgate:small` sizes ran
@@ -258,15 +257,7 @@ struct Evaluator::Impl {
                          disk_lines(res.log));
       throw UsageError(path + ": error: the baseline does not compile:\n" + first_errors(res.log));
     }
-    if (&w == worker.get()) {
-      if (id != baseline_id) {
-        baseline_cache.clear();
-        if (promoted) baseline_cache = std::move(last_passed);
-      }
-      promoted = false;
-      last_passed.clear();
-      baseline_id = id;
-    }
+    if (&w == worker.get()) baseline_id = id;
   }
 
   // A worker fault or error during a gate: the gate is `error`, the candidate fails, and
@@ -729,15 +720,8 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
                    [](const GateResult& a, const GateResult& b) { return a.gate < b.gate; });
   v.passed = ok;
   v.wall_s = since(t0);
-  m.promoted = false;
-  m.last_passed.clear();
-  if (ok && !m.kernelbench())
-    for (std::size_t i = 0; i < cases.size() && i < cand_results.size(); ++i)
-      m.last_passed[cases[i].check.case_id] = cand_results[i];
   return v;
 }
-
-void Evaluator::promote_last_candidate() { impl_->promoted = !impl_->last_passed.empty(); }
 
 std::map<std::string, ReferenceTiming> Evaluator::remeasure_references(const std::string& candidate_path,
                                                                        const std::map<std::string, std::string>& defines,

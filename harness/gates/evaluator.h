@@ -74,12 +74,6 @@ class Evaluator {
                             const std::map<std::string, std::string>& defines,
                             const std::string& baseline_path);
 
-  // The search kept the last evaluated candidate (it passed every gate) and will pass it as
-  // the baseline from now on: its check results on this run's cases become the baseline's
-  // numbers for the oracle, instead of checking the same kernel again (seconds per keep at
-  // GPU sizes). Native problems only; takes effect when the new baseline is compiled.
-  void promote_last_candidate();
-
   // Fresh worker, interleaved re-measure of an already-gated candidate (final numbers).
   Timing remeasure(const std::string& candidate_path,
                    const std::map<std::string, std::string>& defines,

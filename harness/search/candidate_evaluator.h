@@ -26,9 +26,6 @@ class CandidateEvaluator {
   // The worker's device and software (torch, triton, CUDA, driver) for the records;
   // empty when unknown (fakes).
   virtual protocol::HelloResult runtime() const { return {}; }
-  // The last evaluated candidate was kept and becomes the baseline: gate state worth
-  // keeping (its check results) carries over instead of being measured again.
-  virtual void promote_last_candidate() {}
   // KernelBench problems: the candidate re-measured against the reference model, by mode
   // ("eager", "compile"); empty for native problems.
   // Compiled-mode KernelBench problems: torch.compile's model taken apart (Triton kernels

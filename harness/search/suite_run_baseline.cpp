@@ -76,7 +76,6 @@ void run_baseline(RunState& st, Problem& p) {
   }
   fill_from_verdict(r, v);
   st.distrust_failure_on_full_disk(p, r);
-  if (v.passed) st.evaluator(p).promote_last_candidate();  // the starter is the first best
   p.degenerate = v.degenerate;
   r.speedup_vs_starter = 1;
   // The starter timed against itself can only "fail" performance by noise; it is the

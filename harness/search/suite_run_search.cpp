@@ -163,7 +163,6 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
     const double threshold = st.opt.suite.gates.keep_threshold;
     bool keep = v.passed && v.timing && gates::SpeedPolicy::of(st.opt.suite.gates).clears_keep(*v.timing);
     r.verdict = keep ? ExperimentVerdict::kKeep : ExperimentVerdict::kRevert;
-    if (keep) st.evaluator(p).promote_last_candidate();
     if (v.timing && v.timing->speedup > 0)
       r.speedup_vs_starter = p.best().speedup_vs_starter * v.timing->speedup;
     if (v.passed && !keep)
