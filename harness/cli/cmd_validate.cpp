@@ -1,14 +1,20 @@
 // `kgate validate`: loads every config, level, suite and native problem file it is given
 // (default: configs suites kernelbench/native), reports every error as
-// "file:line:col: error: what" and, with --plan, prints what each suite would run.
+// "file:line:col: error: what" and, with --plan, prints what each suite would run. The
+// KernelBench problem files of the suites it can plan are parsed too (by Python's own
+// parser, kgate_worker/problem_lint.py; nothing of them runs).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "cli/commands.h"
 #include "config/catalog.h"
 #include "core/error.h"
+#include "core/subprocess.h"
+#include "worker/worker.h"
 
 namespace fs = std::filesystem;
 
@@ -112,6 +118,60 @@ void print_plan(const config::Plan& plan) {
   }
 }
 
+// Parses the KernelBench problem files the plans name (each once) with Python's parser:
+// each must parse and define Model, get_inputs and get_init_inputs at its top level
+// (kgate_worker/problem_lint.py). Its findings are errors at their file:line:col; without
+// a Python here the files are left to the run, said as a warning.
+void lint_problem_files(const std::vector<config::Plan>& plans, config::Diagnostics& diags) {
+  std::set<std::string> files;
+  for (const auto& plan : plans)
+    for (const auto& it : plan.items)
+      if (it.kind == "kernelbench" && !it.source.empty()) files.insert(it.source);
+  if (files.empty()) return;
+  const config::SourceLoc first{*files.begin(), 1, 1};
+  core::SpawnSpec spec;
+  try {
+    spec.argv = {worker::locate_python(), "-m", "kgate_worker.problem_lint"};
+    spec.env["PYTHONPATH"] = worker::locate_python_package();
+  } catch (const InfraError& e) {
+    diags.warning(first, std::to_string(files.size()) + " KernelBench problem files not parsed: " + e.what());
+    return;
+  }
+  spec.argv.insert(spec.argv.end(), files.begin(), files.end());
+  spec.stdout_mode = core::SpawnSpec::Output::kPipe;
+  spec.stderr_mode = core::SpawnSpec::Output::kPipe;
+  core::RunOptions ro;
+  ro.deadline_s = 60;
+  const core::RunResult r = core::run(spec, ro);
+  if (r.timed_out || r.status.shell_code() != 0) {
+    diags.warning(first, std::to_string(files.size()) + " KernelBench problem files not parsed: " + spec.argv[0] +
+                             " -m kgate_worker.problem_lint " +
+                             (r.timed_out ? "ran past 60 s" : "exited " + std::to_string(r.status.shell_code())) +
+                             (r.err.empty() ? "" : ": " + r.err.substr(0, 300)));
+    return;
+  }
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    // FILE:LINE:COL: error: WHAT, FILE one of ours (it may hold ':')
+    const auto at = line.find(": error: ");
+    if (at == std::string::npos) continue;
+    std::string head = line.substr(0, at);
+    config::SourceLoc loc;
+    const auto c2 = head.rfind(':');
+    const auto c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos : head.rfind(':', c2 - 1);
+    if (c1 == std::string::npos) continue;
+    loc.file = head.substr(0, c1);
+    try {
+      loc.line = std::stoi(head.substr(c1 + 1, c2 - c1 - 1));
+      loc.column = std::stoi(head.substr(c2 + 1));
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (!files.count(loc.file)) continue;
+    diags.error(loc, line.substr(at + 9));
+  }
+}
+
 }  // namespace
 
 ExitCode cmd_validate(const ValidateOptions& o) {
@@ -126,6 +186,7 @@ ExitCode cmd_validate(const ValidateOptions& o) {
   if (!diags.has_errors())
     for (const auto& s : cat.suites)
       if (config::unavailable_reason(cat, s).empty()) plans.push_back(config::plan_suite(cat, s, diags));
+  if (!diags.has_errors()) lint_problem_files(plans, diags);
   for (const auto& d : diags.items()) std::fprintf(stderr, "%s\n", d.str().c_str());
   std::fflush(stderr);
   std::printf("validated %zu files: %d error%s", cat.files.size(), diags.error_count(),

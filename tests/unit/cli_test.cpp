@@ -145,6 +145,26 @@ TEST(Cli, ValidateCountsPlanningErrorsInItsSummary) {
   EXPECT_TRUE(contains(r.out, "this problem has no host_bench")) << r.out;
 }
 
+// The KernelBench problem files of a plannable suite are parsed (nothing of them runs): a
+// syntax error is an error at its line, and so is a file without Model, get_inputs or
+// get_init_inputs at its top level.
+TEST(Cli, ValidateParsesTheKernelBenchProblemFiles) {
+  const std::filesystem::path d = kgate::config::testing::copy_with_edit(
+      fixture("good"), "cli-kbparse", "kernelbench/level1/19_ReLU.py", "def forward(self, x):", "def forward(self, x)");
+  std::ofstream(d / "kernelbench" / "level1" / "1_Square_matmul.py") << "import torch\n\ndef get_inputs():\n    return []\n";
+  Result r = kgate("validate '" + d.string() + "'");
+  std::filesystem::remove_all(d);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, (d / "kernelbench/level1/19_ReLU.py").string() +
+                                  ":7:25: error: the problem file does not parse: SyntaxError: expected ':'"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, (d / "kernelbench/level1/1_Square_matmul.py").string() +
+                                  ":1:1: error: a KernelBench problem file defines class Model, get_init_inputs() at "
+                                  "its top level; this one does not"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "validated 10 files: 2 errors")) << r.out;
+}
+
 TEST(Cli, ValidateMissingPathExitsTwo) {
   Result r = kgate("validate /nonexistent-kgate-path");
   EXPECT_EQ(r.rc, 2) << r.out;
