@@ -10,7 +10,7 @@
 # Usage (on the runner, repo root): bash tools/gpu-session.sh [steps...]
 #   or a recorded plan (tools/gpu-plans/NAME.env: steps and their settings):
 #   bash tools/gpu-plan.sh NAME [VAR=value ...]
-#   steps: tests pytest bench matmul doctor sandbox redteam kbbench kbrun smoke onerun sweep capture dispatch template aa compare study timers nativeslot knobs
+#   steps: tests pytest bench matmul doctor sandbox rtnative redteam kbbench kbrun smoke onerun sweep capture dispatch template aa compare study timers nativeslot knobs
 #          (default: all; dispatch needs KERNELBENCH_ROOT or an official checkout carried as .kb;
 #          DISPATCH_AGENT picks its agent kind, default template; DISPATCH_PYTEST_K narrows
 #          its GPU tests with pytest's -k)
@@ -117,6 +117,13 @@ if has doctor; then
     /usr/bin/time -f "doctor wall %e s" timeout -k 20 "$(cap doctor 240)" "$B/kgate" doctor --backend cuda \
     ${GPU_TARGET:+--gpu "$GPU_TARGET"} --out "$OUT/doctor.json" > "$OUT/doctor.txt" 2>&1
   stamp "kgate doctor cuda rc=$?"; tail -30 "$OUT/doctor.txt"
+fi
+# The native CUDA red-team corpus (tests/redteam/native_cuda) through `kgate bench`: the
+# timing audit's rounds and the result-cache rule of kgate-native on a GPU.
+if has rtnative; then
+  KGATE_BIN="$B/kgate" KGATE_REDTEAM_DIR=native_cuda timeout -k 20 "$(cap rtnative 180)" \
+    bash tests/e2e/redteam_native.sh > "$OUT/redteam-native-cuda.txt" 2>&1
+  stamp "native red team on CUDA rc=$?"; tail -16 "$OUT/redteam-native-cuda.txt"
 fi
 # The worker sandbox on the GPU runner (docs/sandbox.md): what holds there, the host
 # red-team cases, and a KernelBench bench on CUDA inside the sandbox (torch, Triton and
