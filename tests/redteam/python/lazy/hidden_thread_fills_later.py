@@ -1,6 +1,6 @@
 # Red team (issue 16): as thread_fills_later.py, the module name assembled at run time so
 # the lint cannot see it; the output is unwritten when forward returns.
-# expect: correctness | - | never written (still hold the poison value) || elements over tolerance || NaN elements where || not bitwise identical
+# expect: correctness | - | never written (still hold the poison value) || elements over tolerance || elements where the float64 truth is finite || not bitwise identical
 import importlib
 import time
 import torch

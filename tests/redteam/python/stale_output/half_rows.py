@@ -1,6 +1,6 @@
 # Red team (issue 16): computes the first half of the rows only; the rest is whatever the
 # allocator left.
-# expect: correctness | - | never written (still hold the poison value) || elements over tolerance || NaN elements where || not bitwise identical
+# expect: correctness | - | never written (still hold the poison value) || elements over tolerance || elements where the float64 truth is finite || not bitwise identical
 import torch
 import torch.nn as nn
 
