@@ -108,9 +108,9 @@ CaseRow judge_correctness_case(const CorrectnessCase& c, const protocol::CaseRes
       row.limit = c.check.atol + c.check.rtol * std::abs(o.worst_want);
       // The element named is one over tolerance: its own error against its own limit.
       const double err = o.worst_abs_err > 0 ? o.worst_abs_err : o.max_abs_err;
+      const auto [got, want] = core::fmt_num_pair(o.worst_got, o.worst_want);
       return fail(of_total(o.over_tol, o) + " elements" + out_name(o) + " over tolerance (worst at " +
-                  format_index(o.worst_index, shape_of(o)) + ": got " + fmt_num(o.worst_got) + ", want " +
-                  fmt_num(o.worst_want) + ", |err| " + fmt_num(err) + " > atol " + fmt_num(c.check.atol) +
+                  format_index(o.worst_index, shape_of(o)) + ": got " + got + ", want " + want + ", |err| " + fmt_num(err) + " > atol " + fmt_num(c.check.atol) +
                   " + rtol " + fmt_num(c.check.rtol) + "·|want|; max_abs_err " + fmt_num(o.max_abs_err) + ")");
     }
   }

@@ -59,6 +59,19 @@ TEST(CorrectnessGate, OverToleranceNamesCountTotalAndWorstElement) {
   EXPECT_DOUBLE_EQ(row.error, 0.5);
 }
 
+// An element just over tolerance is printed with the digits that tell got from want
+// ("got 0.021, want 0.021" read as a false reject).
+TEST(CorrectnessGate, TheWorstElementsGotAndWantAreToldApart) {
+  auto r = result(R"({"return_code":0,"deterministic":true,
+     "outputs":[{"name":"y","max_abs_err":2.1e-05,"over_tol":4,"worst_index":7,"worst_abs_err":2.1e-05,
+                 "worst_got":0.021021,"worst_want":0.021}]})");
+  const std::string d = judge_correctness_case(softmax_case(), r).detail;
+  EXPECT_NE(d.find("got 0.02102, want 0.021, |err| 2.1e-05"), std::string::npos) << d;
+  EXPECT_EQ(core::fmt_num_pair(0.5, 0.0021), std::make_pair(std::string("0.5"), std::string("0.0021")));
+  EXPECT_EQ(core::fmt_num_pair(1.0 + 1e-12, 1.0), std::make_pair(std::string("1.000000000001"), std::string("1")));
+  EXPECT_EQ(core::fmt_num_pair(0.25, 0.25), std::make_pair(std::string("0.25"), std::string("0.25")));
+}
+
 // The element named is one over tolerance, with its own error: the largest absolute error
 // may belong to a large element that is within its relative tolerance (1.68e+20 against
 // 1.68e+20 read as a failure before).
