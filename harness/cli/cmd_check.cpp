@@ -490,6 +490,7 @@ class PrCheck {
       r.env.gpu = ev.device().name;
       r.env.set_software(ev.device().driver, ev.runtime().cuda, ev.runtime().torch, ev.runtime().triton);
       r.env.gpu_target = check::gpu_target_for(cat_, suite_gpus_, backend_, ev.device().name, ev.device().cc);
+      if (info_.env.gpu.empty()) info_.env = r.env;  // the run's device: the reports' header names it
       gates::CandidateVerdict v = ev.evaluate(t.candidate, {}, base_file);
       print_verdict(v);
       check::Conclusion c = check::check_outcome(v, thresholds_);

@@ -122,6 +122,8 @@ if check good good 0 "verdict: PASS" --seed 11; then
   expect good "the base copy is not main's starter" cmp -s "$TMP/good/base/tiny__tiny_softmax/repeat_softmax.cpp" "$FX/$STARTER"
   expect good "seed not printed" grep -q "reproduce with --seed 11" "$TMP/good.out"
   expect good "run.json is not a check" grep -q '"kind": "check"' "$TMP/good/run.json"
+  expect good "the report's header does not name the device the check ran on" \
+    bash -c "! grep -q '(check) on -,' '$TMP/good/report.md' && grep -q '\"gpu\": \"[^\"]' '$TMP/good/run.json'"
   expect good "JUnit names the problem within its level (not tiny/tiny/...)" \
     grep -q '<testcase classname="tiny" name="tiny_softmax"' "$TMP/good/junit.xml"
 fi
