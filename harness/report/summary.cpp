@@ -141,12 +141,18 @@ struct Accumulator {
   void add(const ProblemRow& row) {
     const ProblemResult& r = *row.record;
     ++s.problems;
-    switch (r.outcome) {
+    // What the result line counts as a gate failure or an error is counted so here too,
+    // whatever the outcome (a PR check's change that fails a static/correctness/oracle
+    // gate is recorded `regressed`, a starter that fails its own gates `error`); the rest
+    // by outcome.
+    if (row.failure == FailureKind::kGateFailure) ++s.failed;
+    else if (row.failure == FailureKind::kError) ++s.errors;
+    else switch (r.outcome) {
       case Outcome::kImproved: ++s.improved; break;
       case Outcome::kMatched: ++s.matched; break;
       case Outcome::kFallback: ++s.fallback; break;
       case Outcome::kRegressed: ++s.regressed; break;
-      case Outcome::kError: ++(row.failure == FailureKind::kError ? s.errors : s.failed); break;
+      case Outcome::kError: ++s.errors; break;
       case Outcome::kSkipped: ++s.skipped; break;
     }
     s.wall_s += r.wall_s;

@@ -69,8 +69,10 @@ struct LevelSummary {
   int problems = 0;
   int improved = 0, matched = 0, fallback = 0, regressed = 0, skipped = 0;
   // Problems without a result, split as the result line and the JUnit split them: `failed`
-  // ended at a gate (a starter that fails its own gates: a JUnit <failure>), `errors`
-  // could not be run or judged (the JUnit <error> count: only such a problem is an error).
+  // ended at a gate (a starter that fails its own gates, a PR check's change that fails a
+  // static/correctness/oracle gate: a JUnit <failure>), `errors` could not be run or judged
+  // (the JUnit <error> count: only such a problem is an error). `regressed` counts the
+  // regressions the result line counts (correctness and performance).
   int failed = 0, errors = 0;
   int correct = 0;
   // Geomeans over correct results; nullopt when no correct result has that time.

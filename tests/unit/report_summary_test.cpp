@@ -117,6 +117,11 @@ TEST(ReportSummary, CheckRunsReportGateFailures) {
   EXPECT_EQ(row(s, "12_Matmul").failure, FailureKind::kGateFailure);
   EXPECT_EQ(s.gate_failures, 2);
   EXPECT_TRUE(s.pipeline_failed);
+  // The level table counts what the result line counts: a check's change that failed a gate
+  // is among the failed, not the regressed ("Regressed 1" above "0 correctness
+  // regressions, 1 gate failures" before).
+  EXPECT_EQ(s.overall.failed, s.gate_failures);
+  EXPECT_EQ(s.overall.regressed, s.correctness_regressions + s.performance_regressions);
 }
 
 TEST(ReportSummary, TheLevelTableSplitsGateFailuresFromErrorsAsTheResultLineDoes) {
