@@ -119,14 +119,22 @@ void print_plan(const config::Plan& plan) {
 }
 
 // Parses the KernelBench problem files the plans name (each once) with Python's parser:
-// each must parse and define Model, get_inputs and get_init_inputs at its top level
+// each must parse and define Model, get_inputs and get_init_inputs at its top level, and
+// a level's `solutions` file a search starts from must parse and define ModelNew
 // (kgate_worker/problem_lint.py). Its findings are errors at their file:line:col; without
 // a Python here the files are left to the run, said as a warning.
 void lint_problem_files(const std::vector<config::Plan>& plans, config::Diagnostics& diags) {
-  std::set<std::string> files;
+  std::set<std::string> problems, starters, files;
   for (const auto& plan : plans)
     for (const auto& it : plan.items)
-      if (it.kind == "kernelbench" && !it.source.empty()) files.insert(it.source);
+      if (it.kind == "kernelbench" && !it.source.empty()) {
+        problems.insert(it.source);
+        if (!it.starter.empty() && it.starter != it.source && (!it.native || it.starter != it.native->path))
+          starters.insert(it.starter);
+      }
+  for (const auto& p : problems) starters.erase(p);
+  files = problems;
+  files.insert(starters.begin(), starters.end());
   if (files.empty()) return;
   const config::SourceLoc first{*files.begin(), 1, 1};
   core::SpawnSpec spec;
@@ -137,7 +145,11 @@ void lint_problem_files(const std::vector<config::Plan>& plans, config::Diagnost
     diags.warning(first, std::to_string(files.size()) + " KernelBench problem files not parsed: " + e.what());
     return;
   }
-  spec.argv.insert(spec.argv.end(), files.begin(), files.end());
+  spec.argv.insert(spec.argv.end(), problems.begin(), problems.end());
+  if (!starters.empty()) {
+    spec.argv.push_back("--starters");
+    spec.argv.insert(spec.argv.end(), starters.begin(), starters.end());
+  }
   spec.stdout_mode = core::SpawnSpec::Output::kPipe;
   spec.stderr_mode = core::SpawnSpec::Output::kPipe;
   core::RunOptions ro;

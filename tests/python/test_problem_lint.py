@@ -53,6 +53,26 @@ def test_names_only_nested_or_missing_are_named(tmp_path):
                      "get_init_inputs() at its top level; this one does not"]
 
 
+def test_a_starting_candidate_needs_model_new(tmp_path):
+    f = tmp_path / "s.py"
+    f.write_text(GOOD)
+    assert problem_lint.check(str(f), starter=True) == [
+        f"{f}:1:1: error: a KernelBench starting candidate defines class ModelNew at its top "
+        "level; this one does not"]
+    f.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    pass\n")
+    assert problem_lint.check(str(f), starter=True) == []
+
+
+def test_the_command_line_takes_problems_then_starters(tmp_path, capsys):
+    p, s = tmp_path / "p.py", tmp_path / "s.py"
+    p.write_text(GOOD)
+    s.write_text(GOOD)
+    assert problem_lint.main([str(p), "--starters", str(s)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{s}:1:1: error: a KernelBench starting candidate defines class ModelNew at "
+                   "its top level; this one does not"]
+
+
 def test_an_unreadable_file_is_said(tmp_path):
     f = tmp_path / "missing.py"
     assert problem_lint.check(str(f))[0].startswith(f"{f}:1:1: error: cannot read the problem file")
@@ -60,8 +80,10 @@ def test_an_unreadable_file_is_said(tmp_path):
 
 def test_the_repositorys_problem_files_pass():
     files = sorted(str(p) for p in (REPO / "kernelbench").glob("level[123]/[0-9]*.py"))
-    assert files
+    starters = sorted(str(p) for p in (REPO / "kernelbench").glob("solutions/*/level*/*.py"))
+    assert files and starters
     assert [x for f in files for x in problem_lint.check(f)] == []
+    assert [x for f in starters for x in problem_lint.check(f, starter=True)] == []
 
 
 @pytest.mark.skipif(not os.environ.get("KERNELBENCH_ROOT"), reason="KERNELBENCH_ROOT not set")

@@ -165,6 +165,25 @@ TEST(Cli, ValidateParsesTheKernelBenchProblemFiles) {
   EXPECT_TRUE(contains(r.out, "validated 10 files: 2 errors")) << r.out;
 }
 
+// A level's `solutions` file a search starts from must parse and define ModelNew.
+TEST(Cli, ValidateParsesTheStartingCandidatesOfALevelsSolutions) {
+  namespace fs = std::filesystem;
+  const fs::path d = kgate::config::testing::copy_with_edit(fixture("good"), "cli-kbsol", "suites/minimal.yaml",
+                                                            "levels: [nat]", "levels: [nat, kbsol]");
+  fs::create_directories(d / "solutions" / "level1");
+  std::ofstream(d / "configs" / "levels" / "kbsol.yaml")
+      << "version: 1\nid: kbsol\ntitle: with solutions\nkind: kernelbench\nroot: ../../kernelbench/level1\n"
+         "select: list\nproblems: [19_ReLU]\nsolutions: ../../solutions/level1\nstarter: solutions\n";
+  std::ofstream(d / "solutions" / "level1" / "19_ReLU.py") << "import torch\n\n\nclass Model(torch.nn.Module):\n    pass\n";
+  Result r = kgate("validate '" + d.string() + "'");
+  fs::remove_all(d);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, (d / "solutions/level1/19_ReLU.py").string() +
+                                  ":1:1: error: a KernelBench starting candidate defines class ModelNew at its top "
+                                  "level; this one does not"))
+      << r.out;
+}
+
 TEST(Cli, ValidateMissingPathExitsTwo) {
   Result r = kgate("validate /nonexistent-kgate-path");
   EXPECT_EQ(r.rc, 2) << r.out;

@@ -1,13 +1,16 @@
 """Static check of KernelBench problem files, for `kgate validate` (no torch, no import of
 the files): each must parse, and define at its top level `class Model`, `get_inputs` and
-`get_init_inputs` (what the worker's load_problem needs). One line per finding,
+`get_init_inputs` (what the worker's load_problem needs); a starting candidate (a level's
+`solutions` file, after `--starters`) must parse and define `ModelNew`. One line per
+finding,
 
     FILE:LINE:COL: error: WHAT
 
 and nothing for a file that passes. Exit status 0 whatever it found (the findings are
 the answer); 2 on a usage error.
 
-Run as ``python3 -m kgate_worker.problem_lint FILE...``. Standard library only.
+Run as ``python3 -m kgate_worker.problem_lint PROBLEM... [--starters STARTER...]``.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import sys
 
 REQUIRED = (("Model", "class Model"), ("get_inputs", "get_inputs()"),
             ("get_init_inputs", "get_init_inputs()"))
+STARTER_REQUIRED = (("ModelNew", "class ModelNew"),)
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:
@@ -41,35 +45,42 @@ def _top_level_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def check(path: str) -> list[str]:
-    """The findings for one problem file ("" free), each "FILE:LINE:COL: error: WHAT"."""
+def check(path: str, starter: bool = False) -> list[str]:
+    """The findings for one problem file (a starting candidate when `starter`), each
+    "FILE:LINE:COL: error: WHAT"."""
+    what = "starting candidate" if starter else "problem file"
     try:
         with open(path, "rb") as f:
             source = f.read()
     except OSError as e:
-        return [f"{path}:1:1: error: cannot read the problem file: {e.strerror or e}"]
+        return [f"{path}:1:1: error: cannot read the {what}: {e.strerror or e}"]
     try:
         tree = ast.parse(source, filename=path)
     except SyntaxError as e:
         line, col = e.lineno or 1, e.offset or 1
-        return [f"{path}:{line}:{col}: error: the problem file does not parse: "
+        return [f"{path}:{line}:{col}: error: the {what} does not parse: "
                 f"{type(e).__name__}: {e.msg}"]
     except ValueError as e:  # null bytes
-        return [f"{path}:1:1: error: the problem file does not parse: {e}"]
+        return [f"{path}:1:1: error: the {what} does not parse: {e}"]
     names = _top_level_names(tree)
-    missing = [what for name, what in REQUIRED if name not in names]
+    missing = [n for name, n in (STARTER_REQUIRED if starter else REQUIRED) if name not in names]
     if missing:
-        return [f"{path}:1:1: error: a KernelBench problem file defines {', '.join(missing)} "
+        return [f"{path}:1:1: error: a KernelBench {what} defines {', '.join(missing)} "
                 f"at its top level; this one does not"]
     return []
 
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print("usage: python3 -m kgate_worker.problem_lint FILE...", file=sys.stderr)
+        print("usage: python3 -m kgate_worker.problem_lint PROBLEM... [--starters STARTER...]",
+              file=sys.stderr)
         return 2
-    for path in argv:
-        for line in check(path):
+    starter = False
+    for arg in argv:
+        if arg == "--starters":
+            starter = True
+            continue
+        for line in check(arg, starter):
             print(line)
     return 0
 
