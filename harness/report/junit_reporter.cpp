@@ -27,7 +27,11 @@ std::string error_type(const ProblemResult& r) {
     if (g.fault == gates::Fault::kTimeout) return "Timeout";
     if (g.fault == gates::Fault::kCrash) return "Crash";
     if (g.fault == gates::Fault::kWorkerError) return "WorkerError";
+    if (g.fault == gates::Fault::kCannotJudge) return "CannotJudge";
   }
+  // kgate could not judge the problem on this machine (its float64 truth does not fit,
+  // say): neither the candidate's fault nor a broken runner
+  if (r.reason.rfind(gates::kCannotJudgeProblem, 0) == 0) return "CannotJudge";
   return "InfrastructureError";
 }
 

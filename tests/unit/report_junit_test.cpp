@@ -77,6 +77,40 @@ TEST(ReportJunit, AnInterruptedRunFailsEveryReportEvenWithEveryProblemRecorded) 
   EXPECT_EQ(rc, 0) << out;
 }
 
+// A problem kgate cannot judge on this machine is an <error> of its own type, whether a gate
+// said so or the load did (no gate ran): neither the candidate's fault nor a broken runner.
+TEST(ReportJunit, AProblemKgateCannotJudgeIsACannotJudgeError) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  ProblemResult unjudged = run.results.front();
+  unjudged.problem = "100_HingeLoss";
+  unjudged.outcome = Outcome::kError;
+  unjudged.gates.clear();
+  unjudged.reason = std::string(gates::kCannotJudgeProblem) +
+                    " on this machine: the float64 truth needs ~24.0 GiB and the host has 18.4 GiB available";
+  ProblemResult by_gate = unjudged;
+  by_gate.problem = "99_Other";
+  by_gate.reason = "cannot judge: no case could be checked";
+  gates::GateResult g;
+  g.gate = gates::Gate::kCorrectness;
+  g.status = gates::GateStatus::kError;
+  g.fault = gates::Fault::kCannotJudge;
+  by_gate.gates = {g};
+  run.results = {unjudged, by_gate};
+  run.info.planned.clear();
+  tinyxml2::XMLDocument doc;
+  ASSERT_EQ(doc.Parse(junit_xml(summarize(run)).c_str()), tinyxml2::XML_SUCCESS);
+  int errors = 0;
+  for (auto* s = doc.FirstChildElement("testsuites")->FirstChildElement("testsuite"); s;
+       s = s->NextSiblingElement("testsuite"))
+    for (auto* tc = s->FirstChildElement("testcase"); tc; tc = tc->NextSiblingElement("testcase")) {
+      auto* e = tc->FirstChildElement("error");
+      ASSERT_TRUE(e) << tc->Attribute("name");
+      EXPECT_STREQ(e->Attribute("type"), "CannotJudge") << tc->Attribute("name");
+      ++errors;
+    }
+  EXPECT_EQ(errors, 2);
+}
+
 TEST(ReportJunit, OneSuitePerLevelAndElementPerOutcome) {
   RunRecords run = load_run_dir(fixture("run_basic"));
   tinyxml2::XMLDocument doc;
