@@ -129,10 +129,9 @@ void lint_problem_files(const std::vector<config::Plan>& plans, config::Diagnost
     for (const auto& it : plan.items)
       if (it.kind == "kernelbench" && !it.source.empty()) {
         problems.insert(it.source);
-        if (!it.starter.empty() && it.starter != it.source && (!it.native || it.starter != it.native->path))
-          starters.insert(it.starter);
+        // a `solutions` file; the compiled and reference starts are the problem file itself
+        if (!it.starter.empty() && it.native && it.starter != it.native->path) starters.insert(it.starter);
       }
-  for (const auto& p : problems) starters.erase(p);
   files = problems;
   files.insert(starters.begin(), starters.end());
   if (files.empty()) return;

@@ -91,7 +91,7 @@ def test_a_slot_slower_only_on_fresh_contents_is_a_cache():
                                     "baseline": [30, 31, 29, 30, 30]})
     assert "faster on inputs it has seen before" in why
     assert "median 30 us over 5 rounds on freshly drawn contents against 10 us on the same " \
-           "contents called again right after (median ratio 3.1x; 10 us on the repeated" in why
+           "contents again after the same steps (median ratio 3.1x; 10 us on the repeated" in why
 
 
 def test_outliers_and_load_are_not_a_cache():
@@ -130,8 +130,8 @@ def test_a_cache_finding_stands_only_when_a_second_set_of_rounds_shows_it_too():
     assert failure == ""
     assert note == ("one set of rounds on fresh contents was slower for the candidate, the "
                     "second was not: load, not a cache (median 700 us over 5 rounds on "
-                    "freshly drawn contents against 10 us on the same contents called again "
-                    "right after (median ratio 63.6x; 10 us on the repeated input sets))")
+                    "freshly drawn contents against 10 us on the same contents again after "
+                    "the same steps (median ratio 63.6x; 10 us on the repeated input sets))")
     assert audit.confirmed_cache(rep, calm, cache) == ("", "")  # the first set decides
 
 
@@ -250,9 +250,9 @@ def test_a_cache_by_content_is_confirmed_by_a_second_set_of_fresh_rounds(w, tmp_
     w.load(GEMM, variant="small")
     assert w.compile(GEMM, slot="baseline")["compiled"]
     assert w.compile(cand)["compiled"]
-    # Each fresh call is set beside a second call on the same contents, so load cancels;
-    # a finding still needs two sets of rounds to agree, and a burst can end it: three
-    # attempts. A rule that never fires fails all three.
+    # Each fresh call is set against a call on the same contents after the same steps, so
+    # load cancels; a finding still needs two sets of rounds to agree, and a burst can end
+    # it: three attempts. A rule that never fires fails all three.
     for attempt in range(3):
         t = w("time", seed=3 + attempt, **QUICK)
         if t["audit_failure"]:

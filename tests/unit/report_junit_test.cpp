@@ -90,11 +90,7 @@ TEST(ReportJunit, AProblemKgateCannotJudgeIsACannotJudgeError) {
   ProblemResult by_gate = unjudged;
   by_gate.problem = "99_Other";
   by_gate.reason = "cannot judge: no case could be checked";
-  gates::GateResult g;
-  g.gate = gates::Gate::kCorrectness;
-  g.status = gates::GateStatus::kError;
-  g.fault = gates::Fault::kCannotJudge;
-  by_gate.gates = {g};
+  by_gate.gates = {gate_row(gates::Gate::kCorrectness, gates::GateStatus::kError, gates::Fault::kCannotJudge)};
   run.results = {unjudged, by_gate};
   run.info.planned.clear();
   tinyxml2::XMLDocument doc;

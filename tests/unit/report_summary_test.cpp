@@ -13,6 +13,7 @@ namespace kgate::report {
 namespace {
 
 using testing::fixture;
+using testing::gate_row;
 
 const LevelSummary& level(const Summary& s, const std::string& id) {
   for (const auto& l : s.levels)
@@ -135,11 +136,8 @@ TEST(ReportSummary, TheLevelTableSplitsGateFailuresFromErrorsAsTheResultLineDoes
   ASSERT_NE(conv, nullptr);
   ProblemResult starter = *conv;
   starter.problem = "2_Conv_starter_fails";
-  gates::GateResult g;
-  g.gate = gates::Gate::kOracle;
-  g.status = gates::GateStatus::kFail;
-  g.reason = "oracle: case c: rel_l2_err 0.01 > 10 x the reference's 1e-06";
-  starter.gates = {g};
+  starter.gates = {gate_row(gates::Gate::kOracle, gates::GateStatus::kFail, gates::Fault::kNone,
+                            "oracle: case c: rel_l2_err 0.01 > 10 x the reference's 1e-06")};
   run.results.push_back(starter);
   Summary s = summarize(run);
   EXPECT_EQ(s.gate_failures, 1);
@@ -170,11 +168,7 @@ TEST(ReportSummary, AProblemKgateCannotJudgeIsAnErrorNotAGateFailure) {
   r.problem = "23_Softmax";
   r.outcome = Outcome::kError;
   r.reason = "kgate cannot judge this problem: cannot judge: no case could be checked (...)";
-  gates::GateResult g;
-  g.gate = gates::Gate::kCorrectness;
-  g.status = gates::GateStatus::kError;
-  g.fault = gates::Fault::kCannotJudge;
-  r.gates = {g};
+  r.gates = {gate_row(gates::Gate::kCorrectness, gates::GateStatus::kError, gates::Fault::kCannotJudge)};
   EXPECT_EQ(classify(r, RunKind::kRun), FailureKind::kError);
   EXPECT_EQ(exit_code_of({classify(r, RunKind::kRun)}, false), ExitCode::kInfra);
   r.gates[0].status = gates::GateStatus::kFail;

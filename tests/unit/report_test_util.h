@@ -17,12 +17,24 @@
 #include <sstream>
 #include <sys/wait.h>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kgate::report::testing {
 
 inline std::string fixture(const std::string& rel) {
   return std::string(KGATE_TEST_DATA) + "/report/" + rel;
+}
+
+// One row of a gate table, for records a test builds by hand.
+inline gates::GateResult gate_row(gates::Gate gate, gates::GateStatus status,
+                                  gates::Fault fault = gates::Fault::kNone, std::string reason = "") {
+  gates::GateResult g;
+  g.gate = gate;
+  g.status = status;
+  g.fault = fault;
+  g.reason = std::move(reason);
+  return g;
 }
 
 inline std::string read_file(const std::string& path) {

@@ -117,14 +117,15 @@ def _median(values: list) -> float:
 
 def cache_finding(samples: dict, fresh: dict) -> str:
     """'' unless the candidate is more than CACHE_FACTOR x slower on contents it has not
-    seen than on the same contents called again right after, in the median over the fresh
+    seen than on the same contents again after the same steps, in the median over the fresh
     rounds of each round's ratio: then what was seen. `fresh` holds, per round, the
     candidate's first call on new contents ("candidate") and its second call on them, now
     seen ("candidate_seen"), each after the same steps (the contents written, the
     baseline's settling call), timed the same way, so load, the timing method and what the
-    baseline's call leaves behind cancel out of their ratio (an honest slot on a loaded 2-core box read 1.5x
-    slower on its fresh rounds than on the timing's repeated sets, taken seconds earlier,
-    while a cache by content passed there whenever the baseline was slowed as much). A
+    baseline's call leaves behind cancel out of their ratio (an honest slot on a loaded
+    2-core box read 1.5x slower on its fresh rounds than on the timing's repeated sets,
+    taken seconds earlier, while a cache by content passed there whenever the baseline was
+    slowed as much). A
     cache computes on the first call and copies on the second; honest work costs the same
     twice. The repeated sets' median (`samples`) is only said."""
     c, seen = fresh.get("candidate") or [], fresh.get("candidate_seen") or []
@@ -135,8 +136,8 @@ def cache_finding(samples: dict, fresh: dict) -> str:
         cm = _median(samples.get("candidate") or [])
         return ("the candidate is faster on inputs it has seen before (a result cache): "
                 f"median {_median(c):.4g} us over {len(c)} rounds on freshly drawn contents "
-                f"against {_median(seen):.4g} us on the same contents called again right "
-                f"after (median ratio {ratio:.3g}x; {cm:.4g} us on the repeated input sets)")
+                f"against {_median(seen):.4g} us on the same contents again after the same "
+                f"steps (median ratio {ratio:.3g}x; {cm:.4g} us on the repeated input sets)")
     return ""
 
 
