@@ -505,13 +505,12 @@ class PrCheck {
       timed = report::take_timing(report::timing_fields(r), v);
       failed = c.failed;
     } catch (const InfraError& e) {
-      infra_error_ = true;
       r.outcome = report::Outcome::kError;
       r.reason = std::string("infrastructure: ") + e.what();
       log::error(t.problem + ": " + e.what());
     } catch (const UsageError& e) {
-      usage_error_ = true;
       r.outcome = report::Outcome::kError;
+      r.error_kind = report::kProblemErrorKind;
       r.reason = e.what();
       log::error(t.problem + ": " + e.what());
     }
@@ -525,18 +524,18 @@ class PrCheck {
   // As a run is: a change that matches its base may still be slower than what the pipeline
   // accepted (a slow kernel merged since). The records are rewritten before any report
   // reads them, so every report, the JUnit, the table and the exit code say the same. The
-  // check is then recorded (kind check: kept for the record, never accepted, not in the
-  // weekly trend or the shard costs). A history that cannot be read or written is an
-  // infrastructure error; a failed gate still takes precedence.
+  // check is recorded (kind check: kept for the record, never accepted, not in the weekly
+  // trend or the shard costs) before the reports are written: a history that cannot be
+  // read or written is an infrastructure error that every report states
+  // (RunInfo::history_errors).
   report::WrittenReports compare_and_report() {
     const std::string db = history_db(o_.db);
-    std::optional<report::History> history;
     if (!db.empty()) {
       try {
-        history.emplace(db);
         report::RunRecords run = report::load_run_dir(o_.out);
-        compare_with_history(run, *history);
+        (void)compare_and_record(run, db, /*record=*/true);
         rewrite_records(o_.out, run);
+        report::write_run_info(o_.out, run.info);
         for (const auto& r : run.results) {
           if (!r.vs_accepted || !r.vs_accepted->regressed) continue;
           for (Row& row : rows_)
@@ -547,22 +546,10 @@ class PrCheck {
             }
         }
       } catch (const Error& e) {
-        log_history_error(db, e);
-        infra_error_ = true;
-        history.reset();
+        (void)history_error_in_run_json(o_.out, db, e);
       }
     }
-    report::WrittenReports written = report::write_reports(o_.out);
-    if (history) {
-      try {
-        history->record_run_dir(o_.out);
-        log::info("recorded the check in " + db);
-      } catch (const Error& e) {
-        log_history_error(db, e);
-        infra_error_ = true;
-      }
-    }
-    return written;
+    return report::write_reports(o_.out);
   }
 
   // ---- summary table ----
@@ -583,34 +570,41 @@ class PrCheck {
     std::printf("\n");
   }
 
-  // ---- the verdict and the exit code: a failed gate first, then infrastructure, configuration ----
+  // ---- the verdict and the exit code: the reports' own (report::exit_code_of over the
+  // records and run.json, in worse()'s order: infrastructure -- a history that could not be
+  // read or written included --, a problem's unusable inputs, a failed gate) ----
   ExitCode verdict(const report::WrittenReports& written) const {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start_).count();
     const int failed = static_cast<int>(std::count_if(rows_.begin(), rows_.end(), [](const Row& r) { return r.failed; }));
     const size_t n = map_.targets.size() + map_.deleted.size();
-    if (failed > 0 || written.pipeline_failed) {
-      std::printf("verdict: FAIL (%d of %zu problem%s failed", failed, n, n == 1 ? "" : "s");
-      for (const auto& r : rows_)
-        if (r.failed) {
-          std::printf("; %s: %s", r.problem.c_str(), r.reason.c_str());
-          break;
-        }
-      std::printf(")\n");
-      std::printf("reproduce: kgate check --base %s --repo %s --seed %llu --backend %s%s%s\n", o_.base.c_str(),
-                  o_.repo.c_str(), static_cast<unsigned long long>(seed_), backend_.c_str(),
-                  o_.suite.empty() ? "" : " --suite ", o_.suite.c_str());
-      return ExitCode::kGateFailure;
+    const ExitCode code = written.exit_code;
+    const std::string also = failed > 0 ? "; " + std::to_string(failed) + " of " + std::to_string(n) +
+                                              " problem" + (n == 1 ? "" : "s") + " failed a gate too"
+                                        : "";
+    switch (code) {
+      case ExitCode::kPass:
+        std::printf("verdict: PASS (%zu problem%s checked, %.1f s)\n", n, n == 1 ? "" : "s", wall);
+        return code;
+      case ExitCode::kInfra:
+        std::printf("verdict: ERROR (infrastructure%s; see the records in %s)\n", also.c_str(), o_.out.c_str());
+        return code;
+      case ExitCode::kUsage:
+        std::printf("verdict: ERROR (configuration: a problem's own files are unusable%s; see the records in %s)\n",
+                    also.c_str(), o_.out.c_str());
+        return code;
+      default: break;
     }
-    if (infra_error_) {
-      std::printf("verdict: ERROR (infrastructure; see the records in %s)\n", o_.out.c_str());
-      return ExitCode::kInfra;
-    }
-    if (usage_error_) {
-      std::printf("verdict: ERROR (configuration; see the records in %s)\n", o_.out.c_str());
-      return ExitCode::kUsage;
-    }
-    std::printf("verdict: PASS (%zu problem%s checked, %.1f s)\n", n, n == 1 ? "" : "s", wall);
-    return ExitCode::kPass;
+    std::printf("verdict: FAIL (%d of %zu problem%s failed", failed, n, n == 1 ? "" : "s");
+    for (const auto& r : rows_)
+      if (r.failed) {
+        std::printf("; %s: %s", r.problem.c_str(), r.reason.c_str());
+        break;
+      }
+    std::printf(")\n");
+    std::printf("reproduce: kgate check --base %s --repo %s --seed %llu --backend %s%s%s\n", o_.base.c_str(),
+                o_.repo.c_str(), static_cast<unsigned long long>(seed_), backend_.c_str(),
+                o_.suite.empty() ? "" : " --suite ", o_.suite.c_str());
+    return code;
   }
 
   const CheckOptions& o_;
@@ -628,7 +622,6 @@ class PrCheck {
   ChangeMap map_;
   report::RunInfo info_;
   std::vector<Row> rows_;
-  bool infra_error_ = false, usage_error_ = false;
 };
 
 }  // namespace

@@ -31,13 +31,18 @@ ExitCode cmd_report(const ReportOptions& o) {
                        " runs (kgate merge --latest), recorded on their own: --db does not apply");
     std::string out = o.out.empty() ? o.from : o.out;
     paths::require_output_dir(out);
-    std::optional<report::History> history;
+    ExitCode history_status = ExitCode::kPass;
     if (!o.db.empty()) {
-      // Compared with the accepted results first, so the reports carry the comparison; the
-      // records of DIR are updated when the reports go there too.
-      history.emplace(o.db);
-      failing = compare_with_history(run, *history);
-      if (out == o.from) rewrite_records(o.from, run);
+      // Compared with the accepted results and recorded first, so the reports carry the
+      // comparison, and a history that cannot be opened, read or written (exit 3, never a
+      // run silently not recorded); the records and run.json of DIR are updated when the
+      // reports go there too.
+      failing = compare_and_record(run, o.db, /*record=*/true);
+      if (!run.info.history_errors.empty()) history_status = ExitCode::kInfra;
+      if (out == o.from) {
+        rewrite_records(o.from, run);
+        report::write_run_info(o.from, run.info);
+      }
     }
     report::WrittenReports w = report::write_reports(run, out);
     for (const auto& f : w.files) log::info("wrote " + f);
@@ -54,17 +59,7 @@ ExitCode cmd_report(const ReportOptions& o) {
       log::error(o.from + ": " + report::missing_shards_why(run.info) + "; the reports list them as errors");
       incomplete = w.exit_code;
     }
-    if (history) {
-      // The reports are written; a run the history cannot take is this command's error
-      // (exit 3 for a locked or broken database), never a run silently not recorded.
-      try {
-        history->record_run(run);
-      } catch (const Error& e) {
-        log_history_error(o.db, e);
-        return worse(e.code(), incomplete);
-      }
-      log::info("recorded run " + run.info.run_id + " in " + o.db);
-    }
+    incomplete = worse(incomplete, history_status);
   }
   if (o.weekly) {
     report::History h(o.db);

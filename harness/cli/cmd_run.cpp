@@ -196,9 +196,10 @@ void write_interrupted_reports(const std::string& out, const search::RunSummary&
               "until --resume finishes them");
 }
 
-// Records the finished run in OUT into the history database, when there is one. A
-// history that cannot be written is an infrastructure error: the results are in OUT, but
-// a nightly that silently stops recording loses its trend.
+// Records the finished run in OUT into the history database, when there is one, before its
+// reports are written. A history that cannot be written is an infrastructure error that the
+// reports state (run.json's history_errors): the results are in OUT, but a nightly that
+// silently stops recording loses its trend.
 ExitCode record_history(const RunOptions& o, const std::string& out) {
   const std::string db = history_db(o.db);
   if (db.empty()) return ExitCode::kPass;
@@ -207,8 +208,7 @@ ExitCode record_history(const RunOptions& o, const std::string& out) {
     log::info("recorded the run in " + db);
     return ExitCode::kPass;
   } catch (const Error& e) {
-    log_history_error(db, e);
-    return ExitCode::kInfra;
+    return history_error_in_run_json(out, db, e);
   }
 }
 
@@ -238,8 +238,7 @@ ExitCode apply_history(const RunOptions& o, const std::vector<const config::Plan
       log::warn(std::string("records: ") + e.what());
       return ExitCode::kPass;
     }
-    log_history_error(db, e);
-    return ExitCode::kInfra;
+    return history_error_in_run_json(o.out, db, e);
   }
 }
 
@@ -364,15 +363,12 @@ ExitCode run_on_gpus(const RunOptions& o) {
   }
   try {
     // The merged run against the accepted results (the shards compared only when the
-    // database existed when they ended).
-    std::optional<report::History> history;
-    if (const std::string db = history_db(o.db); !db.empty()) history.emplace(db);
-    report::WrittenReports w = report::merge_dirs(dirs, o.out, [&](report::RunRecords& run) {
-      if (history) compare_with_history(run, *history);
-    });
+    // database existed when they ended), and recorded, before its reports are written.
+    const std::string db = history_db(o.db);
+    report::WrittenReports w = report::merge_dirs(
+        dirs, o.out, [&](report::RunRecords& run) { (void)compare_and_record(run, db, /*record=*/true); });
     code = worse(code, w.exit_code);
     log::info("merged " + std::to_string(n) + " GPU shards into " + o.out);
-    code = worse(code, record_history(o, o.out));
   } catch (const Error& e) {
     log::error(std::string("--gpus: merging the shards failed: ") + e.what());
     code = worse(code, ExitCode::kInfra);
@@ -575,10 +571,11 @@ ExitCode cmd_run(const RunOptions& o) {
   search::RunSummary summary = run.run();
   if (!summary.interrupted) {
     summary.code = worse(summary.code, apply_history(o, selected, backend));
-    summary.code = worse(summary.code, write_reports_hook(o.out));
     // A shard is recorded once merged (`kgate report --from MERGED --db`): its records
-    // alone would stand for the whole run.
+    // alone would stand for the whole run. The reports come last: they state a history
+    // that could not be read or written, as the exit code does.
     if (o.shard.empty()) summary.code = worse(summary.code, record_history(o, o.out));
+    summary.code = worse(summary.code, write_reports_hook(o.out));
   } else {
     write_interrupted_reports(o.out, summary);
   }

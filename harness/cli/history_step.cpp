@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/error.h"
 #include "core/log.h"
 #include "gates/static_gate.h"
 #include "report/record_io.h"
@@ -34,9 +35,41 @@ int compare_with_history(report::RunRecords& run, const report::History& history
   return failing;
 }
 
-void log_history_error(const std::string& db, const std::exception& e) {
+std::string log_history_error(const std::string& db, const std::exception& e) {
   const std::string what = e.what();
-  log::error("history " + (what.rfind(db + ":", 0) == 0 ? what : db + ": " + what));
+  std::string line = "history " + (what.rfind(db + ":", 0) == 0 ? what : db + ": " + what);
+  log::error(line);
+  return line;
+}
+
+ExitCode history_error_in_run_json(const std::string& run_dir, const std::string& db, const std::exception& e) {
+  const std::string line = log_history_error(db, e);
+  try {
+    report::RunInfo info = report::load_run_info((fs::path(run_dir) / "run.json").string());
+    info.history_errors.push_back(line);
+    report::write_run_info(run_dir, info);
+  } catch (const std::exception& re) {
+    log::error("cannot keep the history error in " + run_dir + "/run.json: " + re.what());
+  }
+  return ExitCode::kInfra;
+}
+
+int compare_and_record(report::RunRecords& run, const std::string& db, bool record) {
+  if (db.empty()) return 0;
+  // The step done again (`kgate report --from DIR --db`): what it said before is replaced.
+  run.info.history_errors.clear();
+  int failing = 0;
+  try {
+    report::History history(db);
+    failing = compare_with_history(run, history);
+    if (record) {
+      history.record_run(run);
+      log::info("recorded run " + run.info.run_id + " in " + db);
+    }
+  } catch (const Error& e) {
+    run.info.history_errors.push_back(log_history_error(db, e));
+  }
+  return failing;
 }
 
 void rewrite_records(const std::string& out_dir, const report::RunRecords& run) {

@@ -28,8 +28,21 @@ int compare_with_history(report::RunRecords& run, const report::History& history
 // `run` (a planned problem without a record stays without one).
 void rewrite_records(const std::string& out_dir, const report::RunRecords& run);
 
-// Logs a history error as "history DB: WHAT" (DB once when WHAT starts with it).
-void log_history_error(const std::string& db, const std::exception& e);
+// Logs a history error as "history DB: WHAT" (DB once when WHAT starts with it) and
+// returns that line.
+std::string log_history_error(const std::string& db, const std::exception& e);
+
+// A history that could not be read or written, as an infrastructure error every report of
+// the run states: logged, and kept in RunInfo::history_errors of the run.json in `run_dir`,
+// which the reports written after it read. Returns kInfra.
+ExitCode history_error_in_run_json(const std::string& run_dir, const std::string& db, const std::exception& e);
+
+// The history step of a run whose records are in memory before its reports are written (a
+// merge's adjust hook, `kgate report --from`): `run` compared with the accepted results of
+// the database `db` ("" = none) and, when `record`, recorded there. A history that cannot
+// be opened, read or written is logged and kept in run.info.history_errors, so the reports
+// written after state it (exit 3). Returns how many regressions fail the pipeline.
+int compare_and_record(report::RunRecords& run, const std::string& db, bool record);
 
 // What a history comparison adds to a command's exit status: 1 when a regression against
 // the accepted results fails the pipeline, else 0.

@@ -67,6 +67,12 @@ std::string html_table(const Table& t, const std::string& cls) {
   return h + "</table>\n";
 }
 
+std::string history_errors_html(const RunInfo& info) {
+  std::string t;
+  for (const std::string& e : info.history_errors) t += " (" + html_escape(e) + ")";
+  return t;
+}
+
 std::string signed_pct(double v) { return (v > 0 ? "+" : "") + fmt::num(v, 1) + "%"; }
 
 }  // namespace
@@ -160,7 +166,7 @@ std::string html_report(const Summary& s, const std::vector<ExperimentPoint>& pr
   b += std::string("<p class=\"") + (s.pipeline_failed ? "fail\">FAIL" : "pass\">PASS") +
        (info.interrupted ? " (" + html_escape(kInterruptedWhy) + ")" : std::string()) +
        (info.missing_shards.empty() ? std::string() : " (" + html_escape(missing_shards_why(info)) + ")") +
-       "</p><p>" + std::to_string(s.correctness_regressions) + " correctness regressions, " +
+       history_errors_html(info) + "</p><p>" + std::to_string(s.correctness_regressions) + " correctness regressions, " +
        std::to_string(s.gate_failures) + " gate failures, " +
        std::to_string(s.performance_regressions) + " performance regressions, " +
        std::to_string(s.errors) + " errors.</p>\n";

@@ -50,6 +50,7 @@ nlohmann::json json_report(const Summary& s) {
                  {"gate_failures", s.gate_failures},
                  {"errors", s.errors}};
   if (!s.info->missing_shards.empty()) j["result"]["missing_shards"] = missing_shards_why(*s.info);
+  if (!s.info->history_errors.empty()) j["result"]["history_errors"] = s.info->history_errors;
   j["levels"] = nlohmann::json::array();
   for (const auto& l : s.levels) j["levels"].push_back(to_json(l));
   j["overall"] = to_json(s.overall);

@@ -23,6 +23,9 @@ const char* failure_type(FailureKind k) {
 }
 
 std::string error_type(const ProblemResult& r) {
+  // The problem's own file, starter or base is unusable: a fix in the repository, not on
+  // the runner
+  if (r.error_kind == kProblemErrorKind) return "ProblemError";
   for (const auto& g : r.gates) {
     if (g.fault == gates::Fault::kTimeout) return "Timeout";
     if (g.fault == gates::Fault::kCrash) return "Crash";
@@ -95,8 +98,9 @@ std::string junit_xml(const Summary& s) {
   doc.InsertEndChild(root);
   set_text_attr(root, "name", "kgate " + info.suite);
   // An interrupted run is an error of its own (a testcase "run" in suite "kgate"), and so is
-  // each shard a merge lacks (a testcase "shard k/n"): the JUnit fails them as the exit code
-  // does, also when every problem planned has a record or a missing shard's cannot be named.
+  // each shard a merge lacks (a testcase "shard k/n") and a history that could not be read
+  // or written (a testcase "history"): the JUnit fails them as the exit code does, also
+  // when every problem planned has a record or a missing shard's cannot be named.
   struct Own {
     std::string name, type, message;
   };
@@ -105,6 +109,7 @@ std::string junit_xml(const Summary& s) {
   for (int k : info.missing_shards)
     own.push_back({"shard " + std::to_string(k) + "/" + std::to_string(info.shard.count), "missing-shard",
                    missing_shard_reason(k, info.shard.count) + ": kgate merge was not given its output"});
+  for (const std::string& e : info.history_errors) own.push_back({"history", "InfrastructureError", e});
   const int n_own = static_cast<int>(own.size());
   root->SetAttribute("tests", s.overall.problems + n_own);
   root->SetAttribute("failures", s.overall.failures);
@@ -177,7 +182,7 @@ std::string junit_xml(const Summary& s) {
         f->SetAttribute("type", ft);
         set_text_attr(f, "message", row.message);
         if (!r.gates.empty()) f->SetText(fmt::xml_safe(gate_table_text(r)).c_str());
-      } else if (row.failure == FailureKind::kError) {
+      } else if (is_error(row.failure)) {
         XMLElement* e = tc->InsertNewChildElement("error");
         e->SetAttribute("type", error_type(r).c_str());
         set_text_attr(e, "message", row.message);

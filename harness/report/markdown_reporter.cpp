@@ -13,6 +13,7 @@ std::string status_line(const Summary& s) {
   std::string t = s.pipeline_failed ? "**Result: FAIL**" : "**Result: PASS**";
   if (s.info->interrupted) t += " (" + std::string(kInterruptedWhy) + ")";
   if (!s.info->missing_shards.empty()) t += " (" + missing_shards_why(*s.info) + ")";
+  for (const std::string& e : s.info->history_errors) t += " (" + e + ")";
   t += " (" + std::to_string(s.correctness_regressions) + " correctness regressions, " +
        std::to_string(s.gate_failures) + " gate failures, " +
        std::to_string(s.performance_regressions) + " performance regressions" +
@@ -36,7 +37,7 @@ std::string problem_row(const ProblemRow& row) {
   const ProblemResult& r = *row.record;
   std::string outcome = to_string(r.outcome);
   if (row.failure != FailureKind::kNone && row.failure != FailureKind::kSkipped &&
-      row.failure != FailureKind::kError)
+      !is_error(row.failure))
     outcome += " (" + to_string(row.failure) + ")";
   return "| " + fmt::md_cell(r.level) + " | " + fmt::md_cell(r.problem) + " | " +
          fmt::us(r.baseline_us) + (r.baseline_kind.empty() ? "" : " (" + fmt::md_cell(r.baseline_kind) + ")") +

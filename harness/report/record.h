@@ -67,6 +67,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AcceptedComparison, run_id, acce
                                                 ratio, ratio_lo, ratio_hi, p_value, regressed,
                                                 prior_outcome, prior_reason)
 
+// ProblemResult::error_kind of a problem whose own inputs are unusable.
+inline constexpr const char* kProblemErrorKind = "problem";
+
 struct ProblemResult {
   int version = 1;
   std::string run_id;
@@ -85,6 +88,10 @@ struct ProblemResult {
   double pct_roofline = 0;
   Outcome outcome = Outcome::kSkipped;
   std::string reason;              // for fallback / error / regressed / skipped
+  // outcome error: "problem" when the problem's own inputs are unusable (the worker rejects
+  // its file, its starter or base does not compile): a usage error, exit 2, JUnit
+  // ProblemError, which no rerun fixes; "" for infrastructure (the reason says which)
+  std::string error_kind;
   int experiments = 0;
   int kept = 0;
   std::string best_commit;
@@ -123,7 +130,7 @@ struct ProblemResult {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemResult, version, run_id, suite, level,
                                                 problem, baseline_kind, baseline_us, best_us,
                                                 speedup, speedup_lo, speedup_hi, eager_us,
-                                                compile_us, pct_roofline, outcome, reason,
+                                                compile_us, pct_roofline, outcome, reason, error_kind,
                                                 experiments, kept, best_commit, baseline_commit,
                                                 best_candidate, best_hash, gates, wall_s, seed, env,
                                                 compile_max_autotune_us, mode, fallback_kind,

@@ -51,11 +51,15 @@ struct RunInfo {
   // shard.count) it lacks, each an infrastructure error in every report; shard.index is
   // then 0 (the directory is no one shard, nor the whole run). Empty otherwise.
   std::vector<int> missing_shards;
+  // The history database that could not be read or written after the problems ran ("history
+  // DB: ..."): each an infrastructure error in every report (exit 3, a JUnit <error> of
+  // suite "kgate"), so no report says PASS where the exit code says 3. Written only when set.
+  std::vector<std::string> history_errors;
 };
 
-// As NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT would, except that shard_plans and
-// missing_shards are written only when set: a run that needs neither writes the run.json
-// (and report.json "run") it always did.
+// As NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT would, except that shard_plans,
+// missing_shards and history_errors are written only when set: a run that needs none of
+// them writes the run.json (and report.json "run") it always did.
 inline void to_json(nlohmann::json& j, const RunInfo& r) {
   j = nlohmann::json{{"version", r.version},
                      {"kind", r.kind},
@@ -75,6 +79,7 @@ inline void to_json(nlohmann::json& j, const RunInfo& r) {
                      {"merged_runs", r.merged_runs}};
   if (!r.shard_plans.empty()) j["shard_plans"] = r.shard_plans;
   if (!r.missing_shards.empty()) j["missing_shards"] = r.missing_shards;
+  if (!r.history_errors.empty()) j["history_errors"] = r.history_errors;
 }
 
 inline void from_json(const nlohmann::json& j, RunInfo& r) {
@@ -97,6 +102,7 @@ inline void from_json(const nlohmann::json& j, RunInfo& r) {
   r.merged_runs = j.value("merged_runs", d.merged_runs);
   r.shard_plans = j.value("shard_plans", d.shard_plans);
   r.missing_shards = j.value("missing_shards", d.missing_shards);
+  r.history_errors = j.value("history_errors", d.history_errors);
 }
 
 // Every record of one output directory: what reporters, merge and history consume.

@@ -72,7 +72,7 @@ FailureKind classify(const ProblemResult& r, RunKind kind) {
       // worker fault), is an infrastructure error.
       for (const auto& g : r.gates)
         if (g.status == gates::GateStatus::kFail) return FailureKind::kGateFailure;
-      return FailureKind::kError;
+      return r.error_kind == kProblemErrorKind ? FailureKind::kProblemError : FailureKind::kError;
     case Outcome::kSkipped: return FailureKind::kSkipped;
     case Outcome::kRegressed:
       // Regressed by the comparison with the accepted results: a performance regression,
@@ -98,13 +98,16 @@ bool is_failing(FailureKind k, bool fail_on_performance) {
          (k == FailureKind::kPerformanceRegression && fail_on_performance);
 }
 
+bool is_error(FailureKind k) { return k == FailureKind::kError || k == FailureKind::kProblemError; }
+
 ExitCode exit_code_of(const std::vector<FailureKind>& failures, bool fail_on_performance) {
-  bool infra = false, failed = false;
+  ExitCode code = ExitCode::kPass;
   for (FailureKind k : failures) {
-    infra = infra || k == FailureKind::kError;
-    failed = failed || is_failing(k, fail_on_performance);
+    if (k == FailureKind::kError) code = worse(code, ExitCode::kInfra);
+    else if (k == FailureKind::kProblemError) code = worse(code, ExitCode::kUsage);
+    else if (is_failing(k, fail_on_performance)) code = worse(code, ExitCode::kGateFailure);
   }
-  return infra ? ExitCode::kInfra : failed ? ExitCode::kGateFailure : ExitCode::kPass;
+  return code;
 }
 
 bool is_correct(const ProblemResult& r) {
@@ -146,7 +149,7 @@ struct Accumulator {
     // gate is recorded `regressed`, a starter that fails its own gates `error`); the rest
     // by outcome.
     if (row.failure == FailureKind::kGateFailure) ++s.failed;
-    else if (row.failure == FailureKind::kError) ++s.errors;
+    else if (is_error(row.failure)) ++s.errors;
     else switch (r.outcome) {
       case Outcome::kImproved: ++s.improved; break;
       case Outcome::kMatched: ++s.matched; break;
@@ -192,7 +195,8 @@ int severity(FailureKind k) {
   switch (k) {
     case FailureKind::kCorrectnessRegression: return 0;
     case FailureKind::kGateFailure: return 1;
-    case FailureKind::kError: return 2;
+    case FailureKind::kError:
+    case FailureKind::kProblemError: return 2;
     case FailureKind::kPerformanceRegression: return 3;
     default: return 9;
   }
@@ -232,7 +236,8 @@ Summary summarize(const RunRecords& run) {
       case FailureKind::kCorrectnessRegression: ++sum.correctness_regressions; break;
       case FailureKind::kPerformanceRegression: ++sum.performance_regressions; break;
       case FailureKind::kGateFailure: ++sum.gate_failures; break;
-      case FailureKind::kError: ++sum.errors; break;
+      case FailureKind::kError:
+      case FailureKind::kProblemError: ++sum.errors; break;
       default: break;
     }
   }
@@ -248,6 +253,8 @@ Summary summarize(const RunRecords& run) {
   // A merge that lacks shards is an infrastructure error, also when the shards it has
   // passed or their problems cannot be named (`kgate merge` exits with it).
   if (!run.info.missing_shards.empty()) sum.exit_code = worse(sum.exit_code, ExitCode::kInfra);
+  // A history that could not be read or written (RunInfo::history_errors).
+  if (!run.info.history_errors.empty()) sum.exit_code = worse(sum.exit_code, ExitCode::kInfra);
   sum.pipeline_failed = sum.exit_code != ExitCode::kPass;
   return sum;
 }

@@ -25,6 +25,7 @@ enum class FailureKind {
   kPerformanceRegression,  // slower than what it is compared with, beyond the threshold
   kGateFailure,            // PR check: the changed kernel fails a gate
   kError,                  // crash, timeout, infrastructure
+  kProblemError,           // the problem's own inputs are unusable (ProblemResult::error_kind)
   kSkipped,                // unsupported / not run
 };
 NLOHMANN_JSON_SERIALIZE_ENUM(FailureKind,
@@ -33,6 +34,7 @@ NLOHMANN_JSON_SERIALIZE_ENUM(FailureKind,
                               {FailureKind::kPerformanceRegression, "performance_regression"},
                               {FailureKind::kGateFailure, "gate_failure"},
                               {FailureKind::kError, "error"},
+                              {FailureKind::kProblemError, "problem_error"},
                               {FailureKind::kSkipped, "skipped"}})
 std::string to_string(FailureKind k);
 std::string to_string(Outcome o);
@@ -44,14 +46,19 @@ bool is_correct(const ProblemResult& r);
 FailureKind classify(const ProblemResult& r, RunKind kind);
 
 // The one outcome -> exit status policy (docs/reports.md), used by every reporter and by the
-// run's own exit code alike: any infrastructure error (a problem without a verdict, a
-// crash or timeout) is kInfra; else a failed gate or a correctness regression is
-// kGateFailure, a performance regression too when `fail_on_performance`; else kPass.
+// exit codes of `kgate run`/`check`/`report`/`merge` alike, in `worse()`'s order: any
+// infrastructure error (a problem without a verdict, a crash or timeout) is kInfra; else a
+// problem whose own inputs are unusable is kUsage; else a failed gate or a correctness
+// regression is kGateFailure, a performance regression too when `fail_on_performance`;
+// else kPass.
 ExitCode exit_code_of(const std::vector<FailureKind>& failures, bool fail_on_performance);
+
+// An error row (JUnit <error>, a level's `errors`): infrastructure or the problem's inputs.
+bool is_error(FailureKind k);
 
 // Whether a row fails the pipeline as a failure (exit 1, JUnit <failure>, a level's
 // `failures`): a correctness regression or a gate failure always, a performance
-// regression when the suite gates on performance. Errors are exit 3 (JUnit <error>).
+// regression when the suite gates on performance. Errors are exit 3 or 2 (JUnit <error>).
 bool is_failing(FailureKind k, bool fail_on_performance);
 
 struct ProblemRow {

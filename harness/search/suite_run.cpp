@@ -64,7 +64,7 @@ Problem* baseline_phase(RunState& st) {
         check_finished_refs(st, p);
       } catch (const Error& e) {
         log::error(p.item->problem_id + ": " + e.what());
-        st.error_result(p, e.what());
+        st.error_result(p, e);
       }
       p.repo.reset();
       continue;
@@ -101,7 +101,7 @@ Problem* baseline_phase(RunState& st) {
       // Infrastructure or a problem its worker rejects (a KernelBench file that fails
       // to load, a device out of memory): this problem's error, not the run's end.
       log::error(p.item->problem_id + ": " + e.what());
-      st.error_result(p, e.what());
+      st.error_result(p, e);
     }
     if (p.done) p.eval.reset();
     else if (p.eval) kept = &p;
@@ -149,7 +149,7 @@ void search_phase(RunState& st, const BudgetPlan& plan) {
       throw;
     } catch (const Error& e) {
       log::error(p.item->problem_id + ": " + e.what());
-      st.error_result(p, e.what());
+      st.error_result(p, e);
     }
     p.eval.reset();  // one worker at a time on a small machine
   }

@@ -174,8 +174,9 @@ struct RunState {
   // Journals and records the result (again, when a later phase adds to it: the journal's
   // last problem_done of a problem is its result); p.references_pending is journaled with it.
   void problem_done(Problem& p, report::ProblemResult res, bool infra = false);
-  // An infrastructure error (or a problem its worker rejects) as the problem's end.
-  void error_result(Problem& p, const std::string& why);
+  // An infrastructure error, or a problem whose own inputs are unusable (a usage error: the
+  // worker rejects its file, its starter does not compile), as the problem's end.
+  void error_result(Problem& p, const Error& e);
 };
 
 // ---- shared by the phases (suite_run_state.cpp) -----------------------------------------

@@ -124,7 +124,7 @@ void RunState::problem_done(Problem& p, report::ProblemResult res, bool infra) {
   write_result(*p.done);
 }
 
-void RunState::error_result(Problem& p, const std::string& why) {
+void RunState::error_result(Problem& p, const Error& e) {
   // The worktree back at the journaled best, as a revert leaves it (a failed write or a
   // full disk mid-experiment left the candidate's edit). Best effort: the same trouble
   // may refuse this too, and a resume's reconcile does it anyway.
@@ -137,7 +137,8 @@ void RunState::error_result(Problem& p, const std::string& why) {
   }
   report::ProblemResult res = base_result(p);
   res.outcome = report::Outcome::kError;
-  res.reason = why;
+  res.reason = e.what();
+  if (e.code() == ExitCode::kUsage) res.error_kind = report::kProblemErrorKind;
   res.experiments = p.experiments();
   res.kept = p.kept();
   // An error has no references to take (a resumed problem whose baseline-time result was

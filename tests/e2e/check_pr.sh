@@ -8,7 +8,8 @@
 #     a --changed path in neither the working tree nor the base (a typo) -> exit 2;
 # (e) a much slower starter -> exit 1 (performance);
 # (f) a branch that deletes a KernelBench solution -> exit 1, the problem a <failure>
-#     "its candidate file was deleted by this change" (also through --changed).
+#     "its candidate file was deleted by this change" (also through --changed);
+# (g) a base that does not compile, fixed by the change -> exit 2, <error type="ProblemError">.
 # The git CLI builds the fixture repository only; kgate itself reads it with libgit2.
 set -u
 KGATE="${KGATE_BIN:?KGATE_BIN not set}"
@@ -170,6 +171,23 @@ if check deleted deleted 1 "kb/sol/19_ReLU.py (deleted) -> kb/19_ReLU" --seed 11
     python3 -c "import json,sys; r=json.load(open('$TMP/deleted/report.json'))['result']; sys.exit(r['exit_code'] != 1 or not r['pipeline_failed'])"
 fi
 check deleted_changed deleted 1 "its candidate file was deleted by this change" --changed kb/sol/19_ReLU.py
+
+# (g) a base that does not compile, fixed by the change: the problem's own input is
+# unusable, a configuration error (exit 2) that the verdict, report.json and the JUnit's
+# <error type="ProblemError"> all state (not an infrastructure error, not a failed gate).
+g checkout -q main
+g checkout -q -b badbase
+sed -i 's|^#define REPEAT 16$|#define REPEAT 16 +|' "$R/$STARTER"
+g commit -q -am "a base that does not compile"
+g checkout -q -b fixbase
+sed -i 's|^#define REPEAT 16 +$|#define REPEAT 16|' "$R/$STARTER"
+g commit -q -am "fix the base"
+if BASE=badbase check badbase fixbase 2 "verdict: ERROR (configuration" --seed 11; then
+  validate_junit "$TMP/badbase/junit.xml"
+  expect badbase "no <error type=\"ProblemError\"> in junit.xml" grep -q '<error type="ProblemError"' "$TMP/badbase/junit.xml"
+  expect badbase "report.json does not say exit 2" \
+    python3 -c "import json,sys; r=json.load(open('$TMP/badbase/report.json'))['result']; sys.exit(r['exit_code'] != 2 or not r['pipeline_failed'])"
+fi
 
 if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
 echo "all ok"

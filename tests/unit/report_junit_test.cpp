@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <tinyxml2.h>
 
 #include "report/html_reporter.h"
@@ -105,6 +107,36 @@ TEST(ReportJunit, AProblemKgateCannotJudgeIsACannotJudgeError) {
       ++errors;
     }
   EXPECT_EQ(errors, 2);
+}
+
+// A problem file the worker rejects is the repository's to fix, not the runner's: its
+// <error> says ProblemError, where a worker that died says InfrastructureError.
+TEST(ReportJunit, AProblemWhoseFileIsRejectedIsAProblemError) {
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  ProblemResult rejected = run.results.front();
+  rejected.problem = "1_Broken";
+  rejected.outcome = Outcome::kError;
+  rejected.gates.clear();
+  rejected.error_kind = kProblemErrorKind;
+  rejected.reason = "lv/1_Broken.py:5: error: problem lv/1_Broken rejected by the worker: RuntimeError: x";
+  ProblemResult died = rejected;
+  died.problem = "2_Died";
+  died.error_kind.clear();
+  died.reason = "worker could not load problem 2_Died: the worker exited";
+  run.results = {rejected, died};
+  run.info.planned.clear();
+  tinyxml2::XMLDocument doc;
+  ASSERT_EQ(doc.Parse(junit_xml(summarize(run)).c_str()), tinyxml2::XML_SUCCESS);
+  std::map<std::string, std::string> types;
+  for (auto* s = doc.FirstChildElement("testsuites")->FirstChildElement("testsuite"); s;
+       s = s->NextSiblingElement("testsuite"))
+    for (auto* tc = s->FirstChildElement("testcase"); tc; tc = tc->NextSiblingElement("testcase")) {
+      auto* e = tc->FirstChildElement("error");
+      ASSERT_TRUE(e) << tc->Attribute("name");
+      types[tc->Attribute("name")] = e->Attribute("type");
+    }
+  EXPECT_EQ(types["1_Broken"], "ProblemError");
+  EXPECT_EQ(types["2_Died"], "InfrastructureError");
 }
 
 TEST(ReportJunit, OneSuitePerLevelAndElementPerOutcome) {

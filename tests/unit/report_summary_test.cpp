@@ -176,5 +176,43 @@ TEST(ReportSummary, AProblemKgateCannotJudgeIsAnErrorNotAGateFailure) {
   EXPECT_EQ(classify(r, RunKind::kRun), FailureKind::kGateFailure);
 }
 
+// A problem whose own file the worker rejects is an error of the problem's inputs: exit 2
+// (as a bad config is), counted among the errors, below an infrastructure error and above a
+// failed gate in the one exit-code order (worse()).
+TEST(ReportSummary, AProblemWithUnusableInputsIsAUsageErrorInTheOneOrder) {
+  ProblemResult rejected;
+  rejected.problem = "1_Broken";
+  rejected.outcome = Outcome::kError;
+  rejected.error_kind = kProblemErrorKind;
+  rejected.reason = "lv/1_Broken.py:5: error: problem lv/1_Broken rejected by the worker: RuntimeError: x";
+  const FailureKind problem = classify(rejected, RunKind::kRun);
+  EXPECT_EQ(problem, FailureKind::kProblemError);
+  EXPECT_EQ(classify(rejected, RunKind::kCheck), FailureKind::kProblemError);
+  EXPECT_TRUE(is_error(problem));
+  EXPECT_FALSE(is_failing(problem, true));
+  EXPECT_EQ(exit_code_of({problem}, false), ExitCode::kUsage);
+  EXPECT_EQ(exit_code_of({FailureKind::kGateFailure, problem}, false), ExitCode::kUsage);
+  EXPECT_EQ(exit_code_of({problem, FailureKind::kError}, false), ExitCode::kInfra);
+  EXPECT_EQ(exit_code_of({FailureKind::kError, FailureKind::kGateFailure}, false), ExitCode::kInfra);
+  // Without the kind the same row is the runner's: infrastructure.
+  rejected.error_kind.clear();
+  EXPECT_EQ(classify(rejected, RunKind::kRun), FailureKind::kError);
+
+  RunRecords run = load_run_dir(fixture("run_basic"));
+  ProblemResult row = run.results.front();
+  row.outcome = Outcome::kError;
+  row.gates.clear();
+  row.error_kind = kProblemErrorKind;
+  row.reason = "p.py:5: error: problem x rejected by the worker: RuntimeError: x";
+  run.results = {row};
+  run.info.planned.clear();
+  const Summary s = summarize(run);
+  EXPECT_EQ(s.errors, 1);
+  EXPECT_EQ(s.exit_code, ExitCode::kUsage);
+  EXPECT_TRUE(s.pipeline_failed);
+  ASSERT_EQ(s.levels.size(), 1u);
+  EXPECT_EQ(s.levels[0].errors, 1);
+}
+
 }  // namespace
 }  // namespace kgate::report

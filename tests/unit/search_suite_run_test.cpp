@@ -404,15 +404,17 @@ TEST_F(SearchSuiteRun, AStarterThatCouldNotBeTimedIsNoBaseline) {
   EXPECT_EQ(ex[0]["reason"].get<std::string>().find("A/A timing noise"), std::string::npos) << ex[0]["reason"];
 }
 
-// A problem its worker rejects is that problem's error; the run goes on with the rest.
+// A problem its worker rejects is that problem's error, of its own inputs (exit 2, as a
+// bad config is: no rerun on another runner fixes it); the run goes on with the rest.
 TEST_F(SearchSuiteRun, RejectedProblemIsAnErrorAndTheRunContinues) {
   std::ofstream(dir / "rejected.cpp") << "// kgate:tune REPEAT=[1,2]\n#define REPEAT 2\n// REJECTED\n";
   RunSummary s = run({item("rejected", (dir / "rejected.cpp").string()), item("good")});
-  EXPECT_EQ(s.code, ExitCode::kInfra);
+  EXPECT_EQ(s.code, ExitCode::kUsage);
   ASSERT_EQ(s.results.size(), 2u);
   for (const auto& r : s.results) {
     if (r.problem == "rejected") {
       EXPECT_EQ(r.outcome, report::Outcome::kError);
+      EXPECT_EQ(r.error_kind, report::kProblemErrorKind);
       EXPECT_NE(r.reason.find("rejected by the worker"), std::string::npos) << r.reason;
     } else {
       EXPECT_EQ(r.outcome, report::Outcome::kImproved);
