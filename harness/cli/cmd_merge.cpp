@@ -1,8 +1,6 @@
 // `kgate merge DIR... --out DIR`: one set of records and reports from shard outputs; with
 // a history (--db, else $KGATE_HISTORY) the merged run is compared with the accepted
 // results and recorded.
-#include <optional>
-
 #include "cli/commands.h"
 #include "cli/history_step.h"
 #include "core/error.h"

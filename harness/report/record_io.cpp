@@ -131,6 +131,11 @@ ProblemResult load_result(const std::string& path) {
       check_enum(path, g, (where + "fault").c_str(), nlohmann::json(r.gates[i].fault), "fault");
     }
   }
+  if (!r.error_kind.empty() && r.error_kind != kProblemErrorKind)
+    throw UsageError(path + ": bad \"error_kind\": \"" + r.error_kind + "\" (\"" + kProblemErrorKind +
+                     "\" or absent)");
+  if (!r.error_kind.empty() && r.outcome != Outcome::kError)
+    throw UsageError(path + ": \"error_kind\" is for an outcome \"error\", not \"" + nlohmann::json(r.outcome).get<std::string>() + "\"");
   if (r.problem.empty()) throw UsageError(path + ": missing \"problem\"");
   if (r.level.empty()) throw UsageError(path + ": missing \"level\"");
   check_number(path, "baseline_us", r.baseline_us);

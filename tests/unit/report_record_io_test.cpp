@@ -74,6 +74,27 @@ TEST(ReportRecordIo, UnknownVersionIsAnError) {
   EXPECT_NE(e.find("unknown record version 7"), std::string::npos) << e;
 }
 
+// error_kind decides the exit code (2 or 3) and the JUnit type: a typo is an error naming
+// the file, never an infrastructure error by default.
+TEST(ReportRecordIo, AnUnknownErrorKindIsAnError) {
+  TempDir d = copy_basic();
+  std::string f = d / "results/level1__23_Softmax.json";
+  auto j = nlohmann::json::parse(testing::read_file(f));
+  j["outcome"] = "error";
+  j["error_kind"] = "problme";
+  write_file(f, j.dump());
+  std::string e = load_error(d.str());
+  EXPECT_NE(e.find(f + ": bad \"error_kind\": \"problme\""), std::string::npos) << e;
+  j["outcome"] = "improved";
+  j["error_kind"] = "problem";
+  write_file(f, j.dump());
+  e = load_error(d.str());
+  EXPECT_NE(e.find("\"error_kind\" is for an outcome \"error\""), std::string::npos) << e;
+  j["outcome"] = "error";
+  write_file(f, j.dump());
+  EXPECT_EQ(load_run_dir(d.str()).results.size(), 8u);
+}
+
 TEST(ReportRecordIo, WrongTypesAndBadNumbersAreErrors) {
   TempDir d = copy_basic();
   std::string f = d / "results/level1__23_Softmax.json";
