@@ -81,6 +81,7 @@ class GatesEvaluator : public search::CandidateEvaluator {
                           const std::string& baseline) override {
     return eval_.remeasure(candidate, defines, baseline);
   }
+  void anchor_oracle(const std::string& starter) override { eval_.anchor_oracle(starter); }
   std::string device_name() const override { return eval_.device().name; }
   protocol::HelloResult runtime() const override { return eval_.runtime(); }
   // The kernel files a search starts from carry Inductor's coordinate-descent choice as

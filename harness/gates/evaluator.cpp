@@ -723,6 +723,22 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
   return v;
 }
 
+void Evaluator::anchor_oracle(const std::string& starter_path) {
+  Impl& m = *impl_;
+  if (m.kernelbench() || !m.baseline_cache.empty()) return;
+  m.compile_baseline(m.main(), m.resolve_baseline(starter_path));
+  std::map<std::string, protocol::CaseResult> anchor;
+  for (const auto& c : m.plan()) {
+    GateResult g;
+    g.gate = Gate::kOracle;
+    protocol::CaseResult b;
+    if (!m.check_one(g, "baseline", c, &b))
+      throw InfraError("anchoring the oracle at the starter " + starter_path + ": " + g.reason);
+    anchor.emplace(c.check.case_id, std::move(b));
+  }
+  m.baseline_cache = std::move(anchor);
+}
+
 std::map<std::string, ReferenceTiming> Evaluator::remeasure_references(const std::string& candidate_path,
                                                                        const std::map<std::string, std::string>& defines,
                                                                        std::vector<std::string> modes,

@@ -74,6 +74,13 @@ class Evaluator {
                             const std::map<std::string, std::string>& defines,
                             const std::string& baseline_path);
 
+  // A native problem's oracle anchored at `starter_path` before the first evaluate (a
+  // resumed search, whose first baseline is its kept best, so the bound would otherwise
+  // start from the best): the starter compiled as the baseline and checked on every case.
+  // A no-op for KernelBench problems (their anchor is the reference's own error) and once
+  // anchored. A case the starter cannot be checked on now is an InfraError.
+  void anchor_oracle(const std::string& starter_path);
+
   // Fresh worker, interleaved re-measure of an already-gated candidate (final numbers).
   Timing remeasure(const std::string& candidate_path,
                    const std::map<std::string, std::string>& defines,

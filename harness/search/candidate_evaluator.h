@@ -22,6 +22,10 @@ class CandidateEvaluator {
   // Fresh worker, interleaved: the number that is reported.
   virtual gates::Timing remeasure(const std::string& candidate, const Point& defines,
                                   const std::string& baseline) = 0;
+  // A native problem's float64 oracle anchored at `starter` before the first evaluate (a
+  // resumed search from a kept best); a no-op where the anchor is not the starter's (fakes,
+  // KernelBench).
+  virtual void anchor_oracle(const std::string& /*starter*/) {}
   virtual std::string device_name() const = 0;
   // The worker's device and software (torch, triton, CUDA, driver) for the records;
   // empty when unknown (fakes).

@@ -276,6 +276,9 @@ void search_problem(RunState& st, Problem& p) {
     p.agent->replay(r.point.empty() && r.n == 0 ? Point{} : r.point, kept, measured_cost(r));
   }
   (void)base;
+  // A resumed search from a kept candidate: the oracle's anchor is still the starter (the
+  // evaluator's first baseline would be the best), so keeps across a resume cannot loosen it.
+  if (p.kept() > 0) st.evaluator(p).anchor_oracle(p.starter_copy);
   log::Progress progress(p.item->problem_id, st.max_experiments());
   for (int i = 0; i < p.experiments(); ++i) progress.step("(journaled)");
   std::string why;

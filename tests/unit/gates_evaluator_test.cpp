@@ -241,6 +241,29 @@ TEST(EvaluatorAnchor, TheFirstBaselineAnchorsTheOracleForTheEvaluatorsLifetime) 
   fs::remove_all(dir);
 }
 
+// A resumed search: the Evaluator's first baseline is the kept best (ok.cpp), yet
+// anchor_oracle(starter) first makes the bound the starter's, as in the run that kept it.
+TEST(EvaluatorAnchor, AResumedSearchAnchorsAtTheStarterNotItsBest) {
+  EvalOptions o = options();
+  o.run_performance = false;
+  Evaluator fresh(problem(), o);
+  CandidateVerdict from_starter = fresh.evaluate(kDir + "ok.cpp", {}, kDir + "baseline.cpp");
+  ASSERT_TRUE(from_starter.passed) << reason(from_starter);
+  const auto starter_numbers = oracle_baselines(from_starter);
+
+  Evaluator resumed(problem(), o);
+  resumed.anchor_oracle(kDir + "baseline.cpp");
+  CandidateVerdict v = resumed.evaluate(kDir + "ok.cpp", {}, kDir + "ok.cpp");
+  ASSERT_TRUE(v.passed) << reason(v);
+  EXPECT_EQ(oracle_baselines(v), starter_numbers);
+  resumed.anchor_oracle(kDir + "ok.cpp");  // once anchored, for good
+  EXPECT_EQ(oracle_baselines(resumed.evaluate(kDir + "ok.cpp", {}, kDir + "ok.cpp")), starter_numbers);
+
+  // Without it the best's own numbers would be the anchor.
+  Evaluator unanchored(problem(), o);
+  EXPECT_NE(oracle_baselines(unanchored.evaluate(kDir + "ok.cpp", {}, kDir + "ok.cpp")), starter_numbers);
+}
+
 TEST(EvaluatorSetup, WorkspaceChangesFailStatic) {
   fs::path ws = fs::temp_directory_path() / ("kgate_eval_ws_" + std::to_string(::getpid()));
   fs::remove_all(ws);

@@ -90,6 +90,10 @@ struct FakeEvaluator : CandidateEvaluator {
     r.status = st;
     return r;
   }
+  // Logged as "problem|anchor|starter-hash": a resumed search anchors its oracle.
+  void anchor_oracle(const std::string& starter) override {
+    evaluated->push_back(tag + "|anchor|" + std::to_string(std::hash<std::string>{}(slurp(starter))));
+  }
   gates::CandidateVerdict evaluate(const std::string& c, const Point& d, const std::string& b) override {
     gates::CandidateVerdict v;
     std::string src = slurp(c);
@@ -546,10 +550,15 @@ TEST_F(SearchSuiteRun, ResumeReconcilesAndContinuesWithoutLossOrDuplicates) {
     repo.set_ref("refs/kgate/" + first.run_id + "/p/0004", stray);
     std::ofstream(ws / "junk.o") << "x";
   }
+  ASSERT_GT(first.results.at(0).kept, 0) << "nothing kept before the resume: the anchor is not exercised";
   evaluated.clear();
   RunSummary second = run({item("p")}, true, 8);
   EXPECT_EQ(second.run_id, first.run_id);
   EXPECT_EQ(second.code, ExitCode::kPass);
+  // Its best is a kept candidate: the oracle is anchored at the starter before anything runs.
+  ASSERT_FALSE(evaluated.empty());
+  EXPECT_EQ(evaluated.front(), "p|anchor|" + std::to_string(std::hash<std::string>{}(slurp(
+                                                  (out / "state" / "p" / "starter" / "starter.cpp").string()))));
   auto ex = experiments();
   ASSERT_EQ(ex.size(), 9u);  // baseline + 8, numbered 0..8 once each
   for (size_t i = 0; i < ex.size(); ++i) EXPECT_EQ(ex[i]["n"], static_cast<int>(i));
