@@ -461,6 +461,28 @@ class PrCheck {
     return "";
   }
 
+  // The base version through the static, correctness and oracle gates (no timing), judged
+  // as the change was (the same seed and cases; its own numbers anchor the oracle). An
+  // error while judging it leaves it unverified: the change is then a gate failure.
+  static bool base_passes(const config::NativeProblem& problem, gates::EvalOptions opt, const std::string& base_file) {
+    opt.run_performance = false;
+    try {
+      gates::Evaluator ev(problem, opt);
+      const gates::CandidateVerdict v = ev.evaluate(base_file, {}, base_file);
+      if (v.passed) {
+        std::printf("  base version: passes the static, correctness and oracle gates: the change regressed\n");
+        return true;
+      }
+      const check::Conclusion c = check::check_outcome(v, {});
+      std::printf("  base version: fails too (%s): not a regression of this change\n", c.reason.c_str());
+    } catch (const Interrupted&) {
+      throw;
+    } catch (const Error& e) {
+      std::printf("  base version: not judged (%s)\n", e.what());
+    }
+    return false;
+  }
+
   // ---- one changed problem through the four gates, timed against its base version ----
   void gate(const Target& t) {
     std::printf("\n%s  (%s)\n", t.problem.c_str(), t.rel.c_str());
@@ -496,6 +518,12 @@ class PrCheck {
       check::Conclusion c = check::check_outcome(v, thresholds_);
       r.outcome = c.outcome;
       r.reason = c.reason;
+      // A static/correctness/oracle failure: was the base version correct? Then this change
+      // is a correctness regression.
+      if (!v.passed && v.failed_gate && *v.failed_gate != gates::Gate::kPerformance && !base_file.empty()) {
+        r.base_correct = base_passes(problem, opt, base_file);
+        if (r.base_correct) r.reason += " (the base version passes the static, correctness and oracle gates)";
+      }
       if (base_file.empty())
         r.reason = "new file: no base version, baseline is the problem's default (" + r.baseline_kind + ")" +
                    (r.reason.empty() ? "" : "; " + r.reason);

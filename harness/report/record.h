@@ -92,6 +92,10 @@ struct ProblemResult {
   // its file, its starter or base does not compile): a usage error, exit 2, JUnit
   // ProblemError, which no rerun fixes; "" for infrastructure (the reason says which)
   std::string error_kind;
+  // kgate check: the base version passed the static, correctness and oracle gates when the
+  // change failed one of them (checked then only), so the change is a correctness regression
+  // rather than a gate failure of a kernel that was failing already
+  bool base_correct = false;
   int experiments = 0;
   int kept = 0;
   std::string best_commit;
@@ -130,7 +134,7 @@ struct ProblemResult {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ProblemResult, version, run_id, suite, level,
                                                 problem, baseline_kind, baseline_us, best_us,
                                                 speedup, speedup_lo, speedup_hi, eager_us,
-                                                compile_us, pct_roofline, outcome, reason, error_kind,
+                                                compile_us, pct_roofline, outcome, reason, error_kind, base_correct,
                                                 experiments, kept, best_commit, baseline_commit,
                                                 best_candidate, best_hash, gates, wall_s, seed, env,
                                                 compile_max_autotune_us, mode, fallback_kind,

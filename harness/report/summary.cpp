@@ -78,9 +78,11 @@ FailureKind classify(const ProblemResult& r, RunKind kind) {
       // Regressed by the comparison with the accepted results: a performance regression,
       // whatever gate table the record carries (a fallback's is its rejected candidate's).
       if (regressed_vs_accepted(r)) return FailureKind::kPerformanceRegression;
+      // A PR check's change that fails a static/correctness/oracle gate regressed only where
+      // its base version passed them (checked then); else the kernel was failing already.
       if (first_failed_gate(r, false))
-        return kind == RunKind::kCheck ? FailureKind::kGateFailure
-                                       : FailureKind::kCorrectnessRegression;
+        return kind == RunKind::kCheck && !r.base_correct ? FailureKind::kGateFailure
+                                                          : FailureKind::kCorrectnessRegression;
       return FailureKind::kPerformanceRegression;
     case Outcome::kFallback:
       // In a search run a rejected candidate costs nothing (the baseline is kept); in a PR

@@ -2,7 +2,9 @@
 # `kgate check` end to end on the host backend: a temporary git repository with a minimal
 # kgate layout (one native softmax problem), a main branch and PR branches with
 # (a) a correct change to the starter -> exit 0, valid junit.xml, Markdown names the problem;
-# (b) wrong math -> exit 1, the correctness gate and its case in the output, <failure>;
+# (b) wrong math -> exit 1, the correctness gate and its case in the output, a
+#     <failure type="CorrectnessRegression"> (the base passes); on a base that was wrong
+#     already, a GateFailure;
 # (c) only a README change -> exit 0, "nothing to check";
 # (d) --base no-such-ref -> exit 2; a --changed file that maps to no problem -> warning, 0;
 #     a --changed path in neither the working tree nor the base (a typo) -> exit 2;
@@ -129,12 +131,26 @@ if check good good 0 "verdict: PASS" --seed 11; then
     grep -q '<testcase classname="tiny" name="tiny_softmax"' "$TMP/good/junit.xml"
 fi
 
-# (b) wrong math: the correctness gate fails and names its case.
+# (b) wrong math: the correctness gate fails and names its case; the base version passes
+# the gates, so the change is a correctness regression in the output, JUnit and report.
 if check broken broken 1 "verdict: FAIL" --seed 11; then
   expect broken "no correctness gate failure in the output" grep -qE "correctness gate failed.*case seed=[0-9]+/" "$TMP/broken.out"
+  expect broken "the base version was not judged" grep -q "base version: passes the static, correctness and oracle gates" "$TMP/broken.out"
   validate_junit "$TMP/broken/junit.xml"
-  expect broken "no <failure> in junit.xml" grep -q '<failure type="GateFailure"' "$TMP/broken/junit.xml"
+  expect broken "no <failure type=CorrectnessRegression> in junit.xml" grep -q '<failure type="CorrectnessRegression"' "$TMP/broken/junit.xml"
   expect broken "report.md does not name the problem" grep -q "tiny_softmax" "$TMP/broken/report.md"
+  expect broken "report.md does not count a correctness regression" grep -q "(1 correctness regressions, 0 gate failures" "$TMP/broken/report.md"
+fi
+# (b') a change on a base that was wrong already: the base fails too, so the change is a
+# gate failure of a failing kernel, not a regression.
+g checkout -q broken
+g checkout -q -b stillbroken
+sed -i 's/^#define REPEAT 16$/#define REPEAT 8/' "$R/$STARTER"
+g commit -q -am "still wrong"
+if BASE=broken check stillbroken stillbroken 1 "verdict: FAIL" --seed 11; then
+  expect stillbroken "the base version's failure is not said" grep -q "base version: fails too" "$TMP/stillbroken.out"
+  expect stillbroken "no <failure type=GateFailure> in junit.xml" grep -q '<failure type="GateFailure"' "$TMP/stillbroken/junit.xml"
+  expect stillbroken "report.md does not count a gate failure" grep -q "(0 correctness regressions, 1 gate failures" "$TMP/stillbroken/report.md"
 fi
 
 # (c) no kernel change.

@@ -176,6 +176,23 @@ TEST(ReportSummary, AProblemKgateCannotJudgeIsAnErrorNotAGateFailure) {
   EXPECT_EQ(classify(r, RunKind::kRun), FailureKind::kGateFailure);
 }
 
+// A PR check's change that fails the correctness gate is a correctness regression where
+// its base version passed the gates (base_correct), a gate failure where it did not.
+TEST(ReportSummary, ACheckRegressesCorrectnessOnlyWhereTheBaseWasCorrect) {
+  ProblemResult r;
+  r.problem = "tiny_softmax";
+  r.outcome = Outcome::kRegressed;
+  r.gates = {gate_row(gates::Gate::kStatic, gates::GateStatus::kPass),
+             gate_row(gates::Gate::kCorrectness, gates::GateStatus::kFail)};
+  EXPECT_EQ(classify(r, RunKind::kCheck), FailureKind::kGateFailure);
+  r.base_correct = true;
+  EXPECT_EQ(classify(r, RunKind::kCheck), FailureKind::kCorrectnessRegression);
+  EXPECT_EQ(exit_code_of({classify(r, RunKind::kCheck)}, false), ExitCode::kGateFailure);
+  // A slower change is a performance regression whatever its base.
+  r.gates = {gate_row(gates::Gate::kPerformance, gates::GateStatus::kFail)};
+  EXPECT_EQ(classify(r, RunKind::kCheck), FailureKind::kPerformanceRegression);
+}
+
 // A problem whose own file the worker rejects is an error of the problem's inputs: exit 2
 // (as a bad config is), counted among the errors, below an infrastructure error and above a
 // failed gate in the one exit-code order (worse()).
