@@ -134,7 +134,10 @@ int main(int argc, char** argv) {
 
   AcceptOptions accept;
   auto* c_accept = app.add_subcommand("accept", "Promote a run's results to the accepted results of the history");
-  c_accept->add_option("run_dir,--from", accept.from, "Run output directory")->required();
+  // One of the two, said once each in --help (a combined "run_dir,--from" prints REQUIRED
+  // under both); cmd_accept refuses neither.
+  auto* accept_dir = c_accept->add_option("run_dir", accept.from, "Run output directory (or --from DIR)");
+  c_accept->add_option("--from", accept.from, "Run output directory (as run_dir)")->excludes(accept_dir);
   c_accept->add_option("--db", accept.db, "History database (SQLite; default $KGATE_HISTORY)");
   c_accept->add_option("--problem", accept.problems, "Only these problems (<level>/<problem> or <problem>)");
 
