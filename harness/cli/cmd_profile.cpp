@@ -5,6 +5,9 @@
 // table is for people; --json writes the versioned inventory for tools.
 #include <cstdio>
 #include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "config/types.h"
@@ -69,6 +72,28 @@ void print_inventory(const std::string& problem, const json& inv) {
                   e.value("calls", 1), us > 0 ? num(us, 2).c_str() : "-",
                   us > 0 ? fraction_pct(e.value("share", 0.0)).c_str() : "-");
     }
+  }
+  // What one Triton kernel writes and another reads (not the model's output): each such
+  // intermediate is written and read back through memory, the traffic a pair of kernels
+  // done as one would save.
+  std::vector<std::string> between;
+  std::set<std::string> triton;
+  for (const auto& k : ks) triton.insert(k.value("name", ""));
+  for (const auto& f : inv.value("flows", json::array())) {
+    if (f.value("output", false) || !triton.count(f.value("producer", ""))) continue;
+    std::string to;
+    for (const auto& c : f.value("consumers", json::array()))
+      if (triton.count(c.get<std::string>())) to += (to.empty() ? "" : ", ") + c.get<std::string>();
+    if (to.empty()) continue;
+    std::string shape;
+    for (const auto& d : f.value("shape", json::array()))
+      if (d.is_number_integer()) shape += (shape.empty() ? "" : ",") + std::to_string(d.get<long long>());
+    between.push_back(f.value("buffer", "") + " (" + f.value("dtype", std::string("?")) + "[" + shape + "], " +
+                      human_bytes(f.value("bytes", 0.0)) + "): " + f.value("producer", "") + " -> " + to);
+  }
+  if (!between.empty()) {
+    std::printf("\n  written by one Triton kernel, read by another:\n");
+    for (const auto& b : between) std::printf("    %s\n", b.c_str());
   }
   const json other = inv.value("other_kernels", json::array());
   if (!other.empty()) {

@@ -47,6 +47,47 @@ def test_parse_handwritten_cuda_wrapper():
     assert meta["mutated_arg_names"] == ["in_out_ptr0"]
 
 
+def _flows(pw):
+    return [(f["buffer"], f["producer"], f["arg"], f["consumers"], f["output"])
+            for f in pw.flows]
+
+
+def test_wrapper_flows_follow_aliases_views_and_rewrites():
+    # Hand-written: a reused buffer (buf2 = buf1), an in-place kernel, views passed to an
+    # extern call (reinterpret_tensor), a fallback's tuple element (buf6 = buf5[0]), a
+    # kernel launched twice, and what `call` returns.
+    pw = inductor.parse_wrapper(HAND.read_text())
+    poi, per, tem, red = (k.name for k in pw.kernels)
+    sdpa = "torch.ops.aten._scaled_dot_product_cudnn_attention.default"
+    assert _flows(pw) == [
+        ("buf0", poi, "out_ptr0", ["convolution"], False),
+        ("buf1", "convolution", "result", [per], False),
+        ("buf1", per, "in_out_ptr0", ["mm", poi], False),   # written in place, read twice
+        ("buf3", "mm", "out", ["addmm"], False),
+        ("buf4", "addmm", "out", [sdpa], False),
+        ("buf5", sdpa, "result", [tem], False),
+        ("buf7", tem, "out_ptr0", [], True),
+        ("buf8", poi, "out_ptr0", [red], False),
+        ("buf9", red, "out_ptr0", [], True)]
+    assert pw.flows[0]["shape"] == [8, 256, 512] and pw.flows[0]["dtype"] == "float32"
+    assert pw.flows[0]["bytes"] == 8 * 256 * 512 * 4
+    assert pw.flows[1]["bytes"] == 0  # an extern call's result: its size is not written
+
+
+def test_wrapper_flows_name_the_intermediates_a_pair_of_kernels_round_trips():
+    # 37_Matmul_Swish_Sum_GroupNorm: the statistics kernel writes each group's mean and
+    # rstd (8 MiB each), which only the apply kernel reads; the GEMM's output is read by
+    # both and written in place by the second, which returns it.
+    pw = inductor.parse_wrapper(
+        (IND / "37_Matmul_Swish_Sum_GroupNorm.cuda-2.11.0.g0.captured.py.txt").read_text())
+    stats, apply = (k.name for k in pw.kernels)
+    assert _flows(pw) == [("buf0", "mm", "out", [stats, apply], False),
+                          ("buf1", stats, "out_ptr0", [apply], False),
+                          ("buf2", stats, "out_ptr1", [apply], False),
+                          ("buf0", apply, "in_out_ptr0", [], True)]
+    assert [f["bytes"] for f in pw.flows] == [2**29, 2**23, 2**23, 2**29]
+
+
 def test_parse_cpu_capture_has_only_cpp_kernels():
     pw = inductor.parse_wrapper(CPU_CAP.read_text())
     assert pw.kernels == []
@@ -501,6 +542,10 @@ def test_cpu_inventory_compile_check_time(cw, name):
     assert "C++ kernel" in inv["no_triton_reason"] and "on the CPU" in inv["no_triton_reason"]
     if name == "linear_relu.py":
         assert [x["name"] for x in inv["externs"]] == ["addmm"]
+        # the flows of the live wrapper: addmm's result is read by the C++ kernel (not a
+        # launch kgate follows) or returned; none is a Triton kernel's
+        assert [(f["producer"], f["graph"]) for f in inv["flows"]] == [("addmm", 0)], inv["flows"]
+    assert not any(f["producer"].startswith("triton_") for f in inv["flows"])
     assert kdir.is_dir() and list(kdir.iterdir()) == []
     r = w.ok("compile", slot="candidate", source_path=str(KB / name), timeout=300)
     assert r["compiled"] and r["overrides"] == [] and r["unchanged"] == [] and r["kernel"] == "", r

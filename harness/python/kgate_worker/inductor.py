@@ -75,6 +75,9 @@ class ParsedWrapper:
     kernels: list            # [KernelDef] in call order (never-called ones last)
     externs: list            # [{"name", "kind", "calls"}] in first-call order
     other_kernels: list      # [{"name", "kind", "calls"}] (cpp and other backends)
+    # What one launch writes and later launches read (wrapper_flows): [{"buffer", "producer",
+    # "arg", "consumers", "output", "shape", "dtype", "bytes"}], in launch order
+    flows: list = field(default_factory=list)
 
 
 def _comment_block(lines: list[str], lineno: int) -> list[str]:
@@ -207,7 +210,157 @@ def parse_wrapper(text: str) -> ParsedWrapper:
             e["calls"] += 1
     order += [n for n in kernels if n not in order]
     return ParsedWrapper([kernels[n] for n in order], list(externs.values()),
-                         list(other.values()))
+                         list(other.values()), wrapper_flows(tree, kernels))
+
+
+_DTYPE_BYTES = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "float16": 2,
+                "bfloat16": 2, "int16": 2, "int8": 1, "uint8": 1, "bool": 1}
+
+
+def _storage_of(node: ast.AST, names: dict) -> str | None:
+    """The storage an argument expression passes: a buffer's name, or the first argument
+    of reinterpret_tensor / as_strided views of one."""
+    if isinstance(node, ast.Name):
+        return names.get(node.id)
+    if isinstance(node, ast.Call) and node.args and _dotted(node.func).split(".")[-1] in (
+            "reinterpret_tensor", "as_strided"):
+        return _storage_of(node.args[0], names)
+    return None
+
+
+def _allocation(node: ast.AST) -> dict | None:
+    """{"shape", "dtype", "bytes"} of an `empty_strided_*(shape, stride, dtype)` call."""
+    if not (isinstance(node, ast.Call) and _dotted(node.func).startswith("empty_strided")
+            and len(node.args) >= 3):
+        return None
+    try:
+        shape = list(ast.literal_eval(node.args[0]))
+        stride = list(ast.literal_eval(node.args[1]))
+    except (ValueError, TypeError, SyntaxError):
+        return None
+    dtype = _dotted(node.args[2]).split(".")[-1]
+    if not all(isinstance(v, int) for v in shape + stride) or dtype not in _DTYPE_BYTES:
+        return {"shape": shape, "dtype": dtype, "bytes": 0}
+    span = 1 + sum((n - 1) * st for n, st in zip(shape, stride)) if all(shape) else 0
+    return {"shape": shape, "dtype": dtype, "bytes": span * _DTYPE_BYTES[dtype]}
+
+
+def wrapper_flows(tree: ast.Module, kernels: dict) -> list[dict]:
+    """What each launch of the wrapper's body functions writes that later launches read:
+    one flow per (writer, storage), with the launches that read that storage before it is
+    written again, and whether the call returns it. Storages follow the wrapper's aliases
+    (`buf4 = buf0; del buf0  # reuse`) and views (reinterpret_tensor). A Triton kernel writes
+    its out/in_out pointers (Inductor's parameter names), an extern call its `out=`, a
+    fallback what it is assigned to; everything else a launch is passed, it reads. The base
+    of pair experiments: an intermediate one kernel writes and only the next reads."""
+    params = {}
+    for name, k in kernels.items():
+        try:
+            fn = jit_function(ast.parse(k.source))
+        except SyntaxError:
+            fn = None
+        params[name] = launch_params(fn) if fn is not None else []
+    flows: list[dict] = []
+    for fn in _body_functions(tree):
+        names: dict = {}            # wrapper name -> storage id
+        alloc: dict = {}            # storage id -> allocation
+        open_flows: dict = {}       # storage id -> its last flow (reads go to it)
+        counter = [0]
+
+        def new_storage(name: str, a: dict | None) -> None:
+            counter[0] += 1
+            sid = f"{name}#{counter[0]}"
+            names[name] = sid
+            if a is not None:
+                alloc[sid] = a
+
+        def launch(writer: str, arg: str, reads: list, writes: list) -> None:
+            for sid in reads:
+                f = open_flows.get(sid)
+                if f is not None and writer not in f["consumers"] and f["producer"] != writer:
+                    f["consumers"].append(writer)
+            for label, sid in writes:
+                a = alloc.get(sid, {})
+                f = {"buffer": sid.split("#")[0], "producer": writer, "arg": label,
+                     "consumers": [], "output": False, "shape": a.get("shape"),
+                     "dtype": a.get("dtype"), "bytes": a.get("bytes", 0), "_sid": sid}
+                flows.append(f)
+                open_flows[sid] = f
+
+        stmts = list(fn.body)
+        while stmts:
+            st = stmts.pop(0)
+            if isinstance(st, (ast.With, ast.If, ast.For)):
+                stmts[:0] = list(st.body)
+                continue
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                    isinstance(st.targets[0], ast.Name):
+                target, value = st.targets[0].id, st.value
+                if isinstance(value, ast.Name) and value.id in names:
+                    names[target] = names[value.id]        # an alias: the same storage
+                    continue
+                if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) \
+                        and value.value.id in names:
+                    names[target] = names[value.value.id]  # a result tuple's element
+                    continue
+                a = _allocation(value)
+                if a is not None or not isinstance(value, ast.Call):
+                    new_storage(target, a)
+                    continue
+                call = value
+            elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+                target, call = None, st.value
+            elif isinstance(st, ast.Return) and st.value is not None:
+                elts = st.value.elts if isinstance(st.value, ast.Tuple) else [st.value]
+                for e in elts:
+                    sid = _storage_of(e, names)
+                    if sid in open_flows:
+                        open_flows[sid]["output"] = True
+                continue
+            else:
+                continue
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr == "run" and \
+                    isinstance(func.value, ast.Name) and func.value.id in kernels:
+                kname = func.value.id
+                ps = params.get(kname, [])
+                reads, writes = [], []
+                for i, a in enumerate(call.args):
+                    sid = _storage_of(a, names)
+                    if sid is None:
+                        continue
+                    p = ps[i] if i < len(ps) else f"arg{i}"
+                    if p.startswith("in_out_ptr"):
+                        reads.append(sid)
+                        writes.append((p, sid))
+                    elif p.startswith("out_ptr"):
+                        writes.append((p, sid))
+                    else:
+                        reads.append(sid)
+                launch(kname, "", reads, writes)
+                continue
+            d = _dotted(func)
+            is_extern = d.startswith("extern_kernels.")
+            is_fallback = bool(re.match(r"^(torch\.ops|aten)\.", d))
+            if not (is_extern or is_fallback):
+                if target is not None:
+                    new_storage(target, None)
+                continue
+            who = d.split(".", 1)[1] if is_extern else d
+            reads = [sid for a in call.args if (sid := _storage_of(a, names)) is not None]
+            writes = []
+            for kw in call.keywords:
+                sid = _storage_of(kw.value, names)
+                if sid is None:
+                    continue
+                (writes.append(("out", sid)) if kw.arg == "out" else reads.append(sid))
+            if target is not None:
+                new_storage(target, None)
+                writes.append(("result", names[target]))
+            launch(who, "", reads, writes)
+    for f in flows:
+        del f["_sid"]
+    return flows
 
 
 # ==== static: a kernel's own source =========================================================
@@ -960,6 +1113,7 @@ def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
             "profile_s": round(profile_s, 3),
             "triton_share": round(float(tri), 6), "extern_share": round(float(ext), 6),
             "no_triton_reason": ref.no_triton_reason(),
+            "flows": [dict(f, graph=i) for i, pw in enumerate(ref.parsed) for f in pw.flows],
             "seed_mode": ""}
 
 
