@@ -88,6 +88,34 @@ def test_wrapper_flows_name_the_intermediates_a_pair_of_kernels_round_trips():
     assert [f["bytes"] for f in pw.flows] == [2**29, 2**23, 2**23, 2**29]
 
 
+def _partners(pw):
+    flows = [dict(f, graph=0) for f in pw.flows]
+    got = inductor.pair_partners(flows, {k.name: k.calls for k in pw.kernels})
+    return {c: [(p["kernel"], p["buffers"], p["bytes"]) for p in ps] for c, ps in got.items()}
+
+
+def test_pair_partners_are_producers_whose_every_write_only_one_kernel_reads():
+    gemm = inductor.parse_wrapper(
+        (IND / "37_Matmul_Swish_Sum_GroupNorm.cuda-2.11.0.g0.captured.py.txt").read_text())
+    stats, apply = (k.name for k in gemm.kernels)
+    assert _partners(gemm) == {apply: [(stats, ["buf1", "buf2"], 2 * 2**23)]}
+    # a chain: each kernel pairs with the one before it
+    ln = inductor.parse_wrapper((IND / "kb-level1/40_LayerNorm.cuda-2.11.0.g0.captured.py.txt")
+                                .read_text())
+    red, per, poi = (k.name for k in ln.kernels)
+    assert _partners(ln) == {per: [(red, ["buf0", "buf1", "buf2"], 3 * 2048)],
+                             poi: [(per, ["buf3", "buf4"], 2 * 64)]}
+    # none where a write has two readers, is returned, or a kernel launches twice
+    assert _partners(inductor.parse_wrapper(HAND.read_text())) == {}
+    soft = inductor.parse_wrapper((IND / "23_Softmax.cuda-2.11.0.g0.captured.py.txt").read_text())
+    assert _partners(soft) == {}
+    # the kernel file says so
+    entry = {"name": apply, "args": [], "launch": {},
+             "partners": [{"kernel": stats, "buffers": ["buf1", "buf2"], "bytes": 2 * 2**23}]}
+    text = inductor.kernel_file_text(entry, gemm.kernels[1].source)
+    assert f"#   reads buf1, buf2 (16777216 bytes) from {stats}, their only reader" in text
+
+
 def test_parse_cpu_capture_has_only_cpp_kernels():
     pw = inductor.parse_wrapper(CPU_CAP.read_text())
     assert pw.kernels == []

@@ -245,6 +245,29 @@ def _allocation(node: ast.AST) -> dict | None:
     return {"shape": shape, "dtype": dtype, "bytes": span * _DTYPE_BYTES[dtype]}
 
 
+def pair_partners(flows: list, calls: dict) -> dict:
+    """CONSUMER -> [{"kernel", "buffers", "bytes"}]: each Triton kernel (of `calls`, NAME ->
+    launches per model call) whose every write is an intermediate that only CONSUMER reads
+    -- never returned, never read by another launch --, both launched once per call: the
+    pairs a two-kernel experiment would fold into one pass (the producer doing nothing, the
+    consumer computing what it wrote), saving the round trip through memory."""
+    writes: dict = collections.defaultdict(list)
+    for f in flows:
+        writes[(f.get("graph", 0), f["producer"])].append(f)
+    out: dict = {}
+    for (graph, producer), fs in writes.items():
+        consumers = {c for f in fs for c in f["consumers"]}
+        if calls.get(producer) != 1 or len(consumers) != 1 or any(f["output"] for f in fs):
+            continue
+        (consumer,) = consumers
+        if consumer == producer or calls.get(consumer) != 1:
+            continue
+        out.setdefault(consumer, []).append(
+            {"kernel": producer, "buffers": [f["buffer"] for f in fs],
+             "bytes": sum(f.get("bytes") or 0 for f in fs)})
+    return out
+
+
 def wrapper_flows(tree: ast.Module, kernels: dict) -> list[dict]:
     """What each launch of the wrapper's body functions writes that later launches read:
     one flow per (writer, storage), with the launches that read that storage before it is
@@ -593,6 +616,10 @@ def kernel_header(entry: dict, tune_text: str) -> str:
         lines.append(f"#   {a['name']:<10} {a['role']:<8} {_describe_arg(a)}".rstrip())
     if entry.get("aten_ops"):
         lines.append(f"#   fuses: {', '.join(entry['aten_ops'])}")
+    for pa in entry.get("partners", []):
+        lines.append(f"#   reads {', '.join(pa['buffers'])} ({pa['bytes']} bytes) from "
+                     f"{pa['kernel']}, their only reader")
+        lines.append("#     (an experiment changes this file alone: that kernel still writes them)")
     lines.append(_time_line(entry))
     lines.append("#")
     return "\n".join(lines) + "\n"
@@ -1105,6 +1132,11 @@ def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
     profile_s = time.perf_counter() - t0
     tri = sum(e["share"] for e in entries)
     ext = sum(x["share"] for x in externs)
+    flows = [dict(f, graph=i) for i, pw in enumerate(ref.parsed) for f in pw.flows]
+    partners = pair_partners(flows, {e["name"]: e.get("calls", 0) for e in entries})
+    for e in entries:
+        if e["name"] in partners:
+            e["partners"] = partners[e["name"]]
     return {"inventory_version": INVENTORY_VERSION,
             "torch": torch.__version__.split("+")[0], "triton": _triton_version(),
             "device": device, "compile_mode": compile_mode, "graphs": len(ref.graphs),
@@ -1113,7 +1145,7 @@ def inventory_result(ref: CompiledReference, compile_mode: str, device: str,
             "profile_s": round(profile_s, 3),
             "triton_share": round(float(tri), 6), "extern_share": round(float(ext), 6),
             "no_triton_reason": ref.no_triton_reason(),
-            "flows": [dict(f, graph=i) for i, pw in enumerate(ref.parsed) for f in pw.flows],
+            "flows": flows,
             "seed_mode": ""}
 
 
