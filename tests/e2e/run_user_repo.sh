@@ -196,7 +196,7 @@ grep -q "^::error file=$STARTER,line=[0-9]*,.*title=.*native/softmax" "$T/check_
   { grep '^::error' "$T/check_broken.out"; fail "the annotation does not name the kernel file"; }
 [ "$(grep -c '^# kgate' "$T/summary.md")" = 1 ] || { cat "$T/summary.md"; fail "the step summary was not written once"; }
 agree "$T/check-broken" 1 native/softmax || fail "check reports disagree (wrong math)"
-grep -q '<failure type="GateFailure"' "$T/check-broken/junit.xml" || fail "wrong math is not a JUnit <failure>"
+grep -q '<failure type="CorrectnessRegression"' "$T/check-broken/junit.xml" || fail "wrong math on a correct base is not a JUnit <failure type=CorrectnessRegression>"
 
 g checkout -q main && g checkout -q -b faster
 sed -i 's/^#define ACC 1$/#define ACC 8/' "$STARTER"
