@@ -82,6 +82,9 @@ class GatesEvaluator : public search::CandidateEvaluator {
     return eval_.remeasure(candidate, defines, baseline);
   }
   void anchor_oracle(const std::string& starter) override { eval_.anchor_oracle(starter); }
+  void set_partners(const std::string& candidate, std::vector<gates::PartnerFile> partners) override {
+    eval_.set_partners(candidate, std::move(partners));
+  }
   std::string device_name() const override { return eval_.device().name; }
   protocol::HelloResult runtime() const override { return eval_.runtime(); }
   // The kernel files a search starts from carry Inductor's coordinate-descent choice as

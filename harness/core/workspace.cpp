@@ -12,7 +12,7 @@ namespace kgate::core {
 
 bool is_root_git(std::string_view rel) { return rel == ".git" || rel.starts_with(".git/"); }
 
-WorkspaceSnapshot snapshot_workspace(const std::string& root, const std::string& exempt,
+WorkspaceSnapshot snapshot_workspace(const std::string& root, const std::vector<std::string>& exempt,
                                      SnapshotContent content) {
   std::error_code ec;
   const fs::path base = fs::weakly_canonical(root, ec);
@@ -20,12 +20,13 @@ WorkspaceSnapshot snapshot_workspace(const std::string& root, const std::string&
   WorkspaceSnapshot s;
   s.root = root;
   s.content = content;
-  if (!exempt.empty()) {
+  for (const std::string& x : exempt) {
+    if (x.empty()) continue;
     // The exempt file's directory is resolved, not the file: a candidate that is a
     // symlink is still the candidate, not the file it points to.
-    const fs::path e = fs::path(exempt).is_absolute() ? fs::path(exempt) : base / exempt;
+    const fs::path e = fs::path(x).is_absolute() ? fs::path(x) : base / x;
     const fs::path dir = fs::weakly_canonical(e.parent_path(), ec);
-    s.exempt = (dir / e.filename()).lexically_relative(base).generic_string();
+    s.exempt.push_back((dir / e.filename()).lexically_relative(base).generic_string());
   }
   fs::recursive_directory_iterator it(base, fs::directory_options::none, ec), end;
   if (ec) throw InfraError("workspace " + root + ": " + ec.message());
@@ -37,7 +38,7 @@ WorkspaceSnapshot snapshot_workspace(const std::string& root, const std::string&
       it.disable_recursion_pending();
       continue;
     }
-    if (rel == s.exempt) continue;
+    if (std::find(s.exempt.begin(), s.exempt.end(), rel) != s.exempt.end()) continue;
     const fs::file_status st = it->symlink_status(ec);
     if (ec) throw InfraError("workspace " + root + ": " + p.string() + ": " + ec.message());
     WorkspaceFile f;

@@ -1,6 +1,7 @@
 #pragma once
-// The one snapshot of a workspace: every file below a root except one exempt file (the
-// candidate) and the root's own .git, each with its git blob id (core::git_blob_id) and
+// The one snapshot of a workspace: every file below a root except the exempt files (the
+// candidate, and the partner kernel files a pair experiment may change with it) and the
+// root's own .git, each with its git blob id (core::git_blob_id) and
 // permission bits. Two users, two policies on top of the same snapshot:
 //   - the workspace guard (search/workspace_guard.h) keeps the contents too, finds what
 //     an agent turn changed and undoes it;
@@ -31,7 +32,7 @@ enum class SnapshotContent { kIdsOnly, kKeep };
 
 struct WorkspaceSnapshot {
   std::string root;    // as given
-  std::string exempt;  // the exempt file relative to root ("" when none)
+  std::vector<std::string> exempt;  // the exempt files relative to root
   SnapshotContent content = SnapshotContent::kIdsOnly;
   std::map<std::string, WorkspaceFile> files;  // relative path ('/'-separated) -> state
 };
@@ -40,10 +41,10 @@ struct WorkspaceSnapshot {
 // `rel` is relative to the workspace root, '/'-separated.
 bool is_root_git(std::string_view rel);
 
-// Every entry below `root` (see above). `exempt` may be absolute or relative to root.
-// Throws InfraError when root is not a directory, cannot be walked, or a file cannot be
-// read.
-WorkspaceSnapshot snapshot_workspace(const std::string& root, const std::string& exempt,
+// Every entry below `root` (see above). Each `exempt` path may be absolute or relative to
+// root ("" entries are ignored). Throws InfraError when root is not a directory, cannot be
+// walked, or a file cannot be read.
+WorkspaceSnapshot snapshot_workspace(const std::string& root, const std::vector<std::string>& exempt,
                                      SnapshotContent content = SnapshotContent::kIdsOnly);
 
 struct WorkspaceChange {

@@ -111,7 +111,21 @@ struct Evaluator::Impl {
   // The kernel-level screen of the last compile (compiled mode): a slowdown that stands for
   // the performance gate, or nullopt.
   std::optional<GateResult> screen_failure;
-  std::map<std::string, core::WorkspaceSnapshot> workspace_before;  // per excluded file
+  // per candidate and its exempt partners (the snapshot's key: the exempt paths joined)
+  std::map<std::string, core::WorkspaceSnapshot> workspace_before;
+  // Compiled mode: a candidate (absolute path) -> its pair partners (set_partners)
+  std::map<std::string, std::vector<PartnerFile>> partners;
+  const std::vector<PartnerFile>& partners_of(const std::string& cand) const {
+    static const std::vector<PartnerFile> none;
+    auto it = partners.find(paths::absolute(cand));
+    return it == partners.end() ? none : it->second;
+  }
+  // A partner file that differs from its kept copy: this experiment rewrote it.
+  bool partner_changed(const std::string& cand) const {
+    for (const auto& pf : partners_of(cand))
+      if (hash_file(pf.workspace_path) != hash_file(pf.best_path)) return true;
+    return false;
+  }
   std::string degenerate;  // kernelbench: the worker's degenerate-problem finding
   bool small_sizes = false;  // kernelbench on the host: the file's `# kgate:small` sizes ran
 
@@ -230,13 +244,16 @@ struct Evaluator::Impl {
 
   // `mode` (KernelBench only): eager | compile | compile-max-autotune for the reference
   // model; "" = the problem's default, or `candidate` when `path` is not the problem file.
-  void compile_baseline(worker::Worker& w, const std::string& path, std::string mode = "") {
+  void compile_baseline(worker::Worker& w, const std::string& path, std::string mode = "",
+                        const std::vector<std::string>& pins = {}) {
     std::string id = path + "#" + hash_file(path);
+    for (const auto& pin : pins) id += "|" + pin + "#" + hash_file(pin);
     if (&w == worker.get() && id == baseline_id) return;
     if (hash_file(path).empty()) throw UsageError(path + ": error: cannot read the baseline");
     protocol::CompileParams cp;
     cp.slot = "baseline";
     cp.source_path = path;
+    cp.pins = pins;
     if (kernelbench()) {
       if (mode.empty()) mode = path == problem.path ? problem.kernelbench_baseline : "candidate";
       cp.defines["KGATE_BASELINE"] = mode;
@@ -317,14 +334,22 @@ struct Evaluator::Impl {
     g.rows.push_back({"lint", true, "no forbidden constructs", 0, 0});
 
     if (!opt.workspace.empty()) {
-      auto now = core::snapshot_workspace(opt.workspace, cand);
-      auto [it, first] = workspace_before.try_emplace(cand, now);
+      std::vector<std::string> exempt = {cand};
+      std::string key = cand;
+      for (const auto& pf : partners_of(cand)) {
+        exempt.push_back(pf.workspace_path);
+        key += "\n" + pf.workspace_path;
+      }
+      auto now = core::snapshot_workspace(opt.workspace, exempt);
+      auto [it, first] = workspace_before.try_emplace(key, now);
       auto changed = describe_workspace_changes(it->second, now);
       if (!changed.empty()) {
         std::string list;
         for (std::size_t i = 0; i < changed.size() && i < 5; ++i) list += (i ? ", " : "") + changed[i];
         if (changed.size() > 5) list += ", ...";
-        fail("workspace", "files other than the candidate changed in the workspace: " + list);
+        fail("workspace", std::string("files other than the candidate") +
+                              (exempt.size() > 1 ? " and its partner kernel files" : "") +
+                              " changed in the workspace: " + list);
         return g;
       }
       g.rows.push_back({"workspace", true, first ? "snapshot taken" : "unchanged", 0, 0});
@@ -334,7 +359,9 @@ struct Evaluator::Impl {
     cp.slot = "candidate";
     cp.source_path = cand;
     cp.defines = defines;
-    cp.screen = compiled() && opt.screen_slack > 0;
+    // A rewritten partner: the candidate's kernel does the partner's work too, so timing it
+    // alone against its kept copy says nothing; the model-level gate decides.
+    cp.screen = compiled() && opt.screen_slack > 0 && !partner_changed(cand);
     screen_failure.reset();
     worker::Reply r = worker->call("compile", Json(cp), compile_timeout());
     if (!r.good()) {
@@ -668,7 +695,9 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
   v.seed = m.opt.seed;
 
   const std::string baseline = m.resolve_baseline(baseline_path);
-  m.compile_baseline(m.main(), baseline);
+  std::vector<std::string> pins;
+  for (const auto& pf : m.partners_of(candidate_path)) pins.push_back(pf.best_path);
+  m.compile_baseline(m.main(), baseline, "", pins);
 
   v.degenerate = m.degenerate;
   std::vector<CorrectnessCase> cases = m.plan();
@@ -721,6 +750,11 @@ CandidateVerdict Evaluator::evaluate(const std::string& candidate_path,
   v.passed = ok;
   v.wall_s = since(t0);
   return v;
+}
+
+void Evaluator::set_partners(const std::string& candidate, std::vector<PartnerFile> partners) {
+  if (partners.empty()) impl_->partners.erase(paths::absolute(candidate));
+  else impl_->partners[paths::absolute(candidate)] = std::move(partners);
 }
 
 void Evaluator::anchor_oracle(const std::string& starter_path) {

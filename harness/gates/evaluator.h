@@ -74,6 +74,13 @@ class Evaluator {
                             const std::map<std::string, std::string>& defines,
                             const std::string& baseline_path);
 
+  // Compiled mode, a pair experiment: the partner kernel files an evaluation of `candidate`
+  // lets change with it (the static gate's workspace rule exempts them), runs in the
+  // baseline slot as kept (their best copies pinned), and, when one differs from its kept
+  // copy, judges without the kernel-level screen (it times the candidate's kernel alone,
+  // which then does the partner's work too). Empty: none (the default).
+  void set_partners(const std::string& candidate, std::vector<PartnerFile> partners);
+
   // A native problem's oracle anchored at `starter_path` before the first evaluate (a
   // resumed search, whose first baseline is its kept best, so the bound would otherwise
   // start from the best): the starter compiled as the baseline and checked on every case.

@@ -126,8 +126,12 @@ struct CompileParams {
   // Python worker, compiled mode, on a GPU: the trial call also times the edited kernel
   // against the baseline slot's copy of it (CompileResult::screen).
   bool screen = false;
+  // Python worker, compiled mode, the baseline slot: kernel files that replace the
+  // workspace's file of their kernel (a pair experiment's partners as kept, where the
+  // workspace may hold the experiment's edit of them).
+  std::vector<std::string> pins;
 };
-KGATE_WIRE_PARAMS(CompileParams, slot, source_path, defines, native, screen)
+KGATE_WIRE_PARAMS(CompileParams, slot, source_path, defines, native, screen, pins)
 
 // A static-lint finding of the worker (Python candidates are linted by the Python worker).
 struct LintFinding {

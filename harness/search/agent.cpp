@@ -64,8 +64,16 @@ std::string task_markdown(const AgentContext& ctx) {
   s += "Make `" + ctx.candidate + "` faster on the `" + ctx.backend + "` backend (op `" + ctx.op +
        "`) without changing what it computes.\n\n";
   s += numbers;
+  std::string partners;
+  for (const auto& f : ctx.partners) partners += (partners.empty() ? "`" : ", `") + f + "`";
   s += "\n## Rules\n\n"
-       "1. Edit only `" + ctx.candidate + "`. Every other file in this directory is hashed "
+       "1. Edit only `" + ctx.candidate + "`" +
+       (partners.empty() ? std::string()
+                         : " and, in the same experiment, its pair partners " + partners +
+                               " (kernels whose every output only this kernel reads: one may do "
+                               "nothing while this kernel computes what it wrote, one pass instead of "
+                               "a round trip through memory; the same launch signature stays)") +
+       ". Every other file in this directory is hashed "
        "before and after your turn; any change, new file or deletion is undone and the "
        "experiment is recorded as a violation.\n"
        + (ctx.kernel.empty()

@@ -36,6 +36,9 @@ struct AgentContext {
   // Compiled mode: kgate's template instances for that kernel (workspace-relative paths,
   // read-only), listed in the task as starting points.
   std::vector<std::string> templates;
+  // Compiled mode: the kernel's pair partners (workspace-relative kernel files whose every
+  // write only this kernel reads), which an experiment may change with the candidate.
+  std::vector<std::string> partners;
   const std::atomic<bool>* interrupted = nullptr;
 };
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,9 @@ class CandidateEvaluator {
   // resumed search from a kept best); a no-op where the anchor is not the starter's (fakes,
   // KernelBench).
   virtual void anchor_oracle(const std::string& /*starter*/) {}
+  // Compiled mode: the pair partners an evaluation of `candidate` lets change with it
+  // (gates::Evaluator::set_partners); empty: none.
+  virtual void set_partners(const std::string& /*candidate*/, std::vector<gates::PartnerFile> /*partners*/) {}
   virtual std::string device_name() const = 0;
   // The worker's device and software (torch, triton, CUDA, driver) for the records;
   // empty when unknown (fakes).

@@ -93,7 +93,10 @@ Proposal HttpAgent::propose(const AgentContext& ctx) {
     p.error = candidate_path + ": cannot read the candidate: " + current.error;
     return p;
   }
-  std::string user = task_markdown(ctx) + "\n## Current candidate (`" + ctx.candidate + "`)\n\n```\n" +
+  // Its reply is one file, the candidate's: a pair's partners are not offered.
+  AgentContext one_file = ctx;
+  one_file.partners.clear();
+  std::string user = task_markdown(one_file) + "\n## Current candidate (`" + ctx.candidate + "`)\n\n```\n" +
                      current.bytes + "\n```\n\n## Last verdict\n\n```json\n" +
                      ctx.feedback.dump(2) + "\n```\n\n## History\n\n```\n" + ctx.history_tsv +
                      "```\n\nReply with the complete new candidate file in one fenced code block, "

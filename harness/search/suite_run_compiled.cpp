@@ -28,6 +28,32 @@ void select_kernel(RunState& st, Problem& p, const std::string& k) {
   write_plain(p.starter_copy, base && !base->commit.empty() ? p.repo->file_at(base->commit, p.candidate_rel)
                                                             : read_text((fs::path(p.ws) / p.candidate_rel).string()));
   write_plain(p.best_copy, read_text((fs::path(p.ws) / p.candidate_rel).string()));
+  // Its pair partners, each with a kept copy taken now (the worktree is at the best).
+  p.partners.clear();
+  p.partner_rels.clear();
+  for (const auto& e : p.inventory.value("kernels", json::array())) {
+    if (e.value("name", "") != k) continue;
+    for (const auto& pa : e.value("partners", json::array())) {
+      const std::string rel = kernel_rel(pa.value("kernel", ""));
+      const fs::path in_ws = fs::path(p.ws) / rel;
+      std::error_code ec;
+      if (!fs::is_regular_file(in_ws, ec)) continue;  // no file of it: nothing to pair
+      gates::PartnerFile pf{in_ws.string(), (state / "best" / rel).string()};
+      write_plain(pf.best_path, read_text(pf.workspace_path));
+      p.partners.push_back(std::move(pf));
+      p.partner_rels.push_back(rel);
+    }
+  }
+}
+
+void keep_partner_copies(const Problem& p) {
+  for (const auto& pf : p.partners) write_plain(pf.best_path, read_text(pf.workspace_path));
+}
+
+bool partners_unchanged(const Problem& p) {
+  return std::all_of(p.partners.begin(), p.partners.end(), [](const gates::PartnerFile& pf) {
+    return read_text(pf.workspace_path) == read_text(pf.best_path);
+  });
 }
 
 void require_kept_kernels(const Problem& p, const gates::Timing& t, const std::string& what) {

@@ -79,6 +79,10 @@ struct Problem {
   json inventory;                        // the worker's inventory (inventory.json)
   std::vector<std::string> kernel_order; // kernels worth searching, attainable gain first
   std::string kernel;                    // the kernel now searched ("" = none)
+  // Its pair partners (the inventory's: their every write only this kernel reads), files an
+  // experiment on it may change too, each with its kept copy (OUT/state/<p>/best/kernels/).
+  std::vector<gates::PartnerFile> partners;
+  std::vector<std::string> partner_rels;  // their paths in the workspace
   std::string fallback_kind;             // set at the baseline when nothing is worth searching
   std::string fallback_reason;
   int kernels_searched = 0;
@@ -240,6 +244,10 @@ std::string kernel_rel(const std::string& k);
 // The kernel file `k` becomes the candidate: its starter copy is the file as the inventory
 // wrote it (the baseline commit's), its best copy the workspace's (the branch is at the best).
 void select_kernel(RunState& st, Problem& p, const std::string& k);
+// The kept copies of the kernel's pair partners taken again (after a keep).
+void keep_partner_copies(const Problem& p);
+// Whether every pair partner's file is as kept.
+bool partners_unchanged(const Problem& p);
 // Which kernels are searched, in order, and whether the problem is a fallback before any
 // search: no Triton kernels at all, or kernels whose Amdahl bound (the whole model's gain
 // if the kernel ran at copy bandwidth) cannot clear the keep threshold.

@@ -30,6 +30,7 @@ void commit_and_journal(RunState& st, Problem& p, ExperimentRecord& r) {
   if (kept) {
     p.repo->tag(st.best_tag(p), r.commit);
     write_plain(p.best_copy, read_text((fs::path(p.ws) / p.candidate_rel).string()));
+    keep_partner_copies(p);
   } else {
     p.repo->reset_hard(r.best_commit);
   }
@@ -45,6 +46,7 @@ AgentContext agent_context(const RunState& st, const Problem& p, int n) {
   c.workspace = p.ws;
   c.candidate = p.candidate_rel;
   c.kernel = p.kernel;
+  c.partners = p.partner_rels;
   if (p.compiled && !p.kernel.empty())
     for (const auto& o : template_offers(p, p.kernel))
       c.templates.push_back(fs::relative(o.file, p.ws).generic_string());
@@ -106,7 +108,9 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
   int n = static_cast<int>(p.records.size());
   AgentContext ctx = agent_context(st, p, n);
   p.agent->prepare(ctx);
-  WorkspaceSnapshot snap = snapshot_workspace(p.ws, p.candidate_rel);
+  std::vector<std::string> may_change = {p.candidate_rel};
+  may_change.insert(may_change.end(), p.partner_rels.begin(), p.partner_rels.end());
+  WorkspaceSnapshot snap = snapshot_workspace(p.ws, may_change);
   double t0 = now_s();
   Proposal prop = p.agent->propose(ctx);
   std::vector<Violation> violations = find_violations(snap);
@@ -131,7 +135,10 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
   if (!violations.empty()) {
     r.verdict = ExperimentVerdict::kViolation;
     for (const auto& v : violations) r.violations.push_back(v.describe());
-    r.reason = "only " + p.candidate_rel + " may change; undone: " + r.violations.front() +
+    std::string partners;
+    for (const auto& rel : p.partner_rels) partners += (partners.empty() ? "" : ", ") + rel;
+    r.reason = "only " + p.candidate_rel + (partners.empty() ? "" : " (and its pair partners " + partners + ")") +
+               " may change; undone: " + r.violations.front() +
                (r.violations.size() > 1 ? " (+" + std::to_string(r.violations.size() - 1) + " more)" : "");
   } else if (prop.status == Proposal::Status::kTimeout) {
     r.verdict = ExperimentVerdict::kTimeout;
@@ -139,12 +146,14 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
   } else if (prop.status == Proposal::Status::kFailed) {
     r.verdict = ExperimentVerdict::kAgentError;
     r.reason = prop.error;
-  } else if (prop.defines.empty() && read_text(cand) == read_text(p.best_copy)) {
+  } else if (prop.defines.empty() && read_text(cand) == read_text(p.best_copy) && partners_unchanged(p)) {
     r.verdict = ExperimentVerdict::kRevert;
     r.reason = "the candidate is unchanged";
   } else {
+    if (!partners_unchanged(p)) r.description += " (with its pair partner)";
     gates::CandidateVerdict v;
     try {
+      st.evaluator(p).set_partners(cand, p.partners);
       v = st.evaluator(p).evaluate(cand, compile_defines(cand, prop.defines), p.best_copy);
     } catch (const Interrupted&) {
       p.repo->reset_hard(best);  // abandoned, as below

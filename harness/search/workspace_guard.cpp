@@ -9,7 +9,7 @@ namespace fs = std::filesystem;
 
 namespace kgate::search {
 
-WorkspaceSnapshot snapshot_workspace(const std::string& root, const std::string& exempt) {
+WorkspaceSnapshot snapshot_workspace(const std::string& root, const std::vector<std::string>& exempt) {
   return core::snapshot_workspace(root, exempt, core::SnapshotContent::kKeep);
 }
 

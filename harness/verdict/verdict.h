@@ -80,6 +80,14 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(GateResult, gate, status, reason
 // How every report and log names a problem kgate cannot judge on the machine at hand.
 inline constexpr const char* kCannotJudgeProblem = "kgate cannot judge this problem";
 
+// Compiled mode, a pair experiment: a kernel file an experiment may change with its
+// candidate (the inventory's partner of the candidate's kernel: its every write is read
+// only by the candidate's kernel), and the copy of it as kept (what the baseline slot runs).
+struct PartnerFile {
+  std::string workspace_path;
+  std::string best_path;
+};
+
 // Whether one of these gates could judge no case (Fault::kCannotJudge).
 inline bool not_judged(const std::vector<GateResult>& gates) {
   for (const auto& g : gates)

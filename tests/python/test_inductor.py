@@ -114,6 +114,7 @@ def test_pair_partners_are_producers_whose_every_write_only_one_kernel_reads():
              "partners": [{"kernel": stats, "buffers": ["buf1", "buf2"], "bytes": 2 * 2**23}]}
     text = inductor.kernel_file_text(entry, gemm.kernels[1].source)
     assert f"#   reads buf1, buf2 (16777216 bytes) from {stats}, their only reader" in text
+    assert f"# (a pair: kernels/{stats}.py may change in the same experiment" in text.replace("#     ", "# ")
 
 
 def test_parse_cpu_capture_has_only_cpp_kernels():
@@ -248,6 +249,31 @@ def test_ast_equality_drop():
     tree = ast.parse(orig)
     source.rewrite_assignments(tree, {"LAUNCH_XBLOCK": 1024})
     assert inductor.same_ast(tree, base)
+
+
+def test_override_set_pins_a_partners_kept_copy_for_the_baseline(tmp_path):
+    # The workspace holds the experiment's edit of the partner (B); the baseline's set pins
+    # B's kept copy, and the baseline's own file (A's best) stays its own.
+    kdir, best = tmp_path / "kernels", tmp_path / "best"
+    kdir.mkdir()
+    best.mkdir()
+    (kdir / "A.py").write_text("# kgate:kernel A\nX = 1\n")
+    (kdir / "B.py").write_text("# kgate:kernel B\nNOOP = 1\n")
+    (best / "A.py").write_text("# kgate:kernel A\nX = 0\n")
+    (best / "B.py").write_text("# kgate:kernel B\nKEPT = 1\n")
+    own = best / "A.py"
+    text, tree, name = inductor.read_kernel_file(str(own))
+    plain = inductor.override_set(str(kdir), str(own), name, text, tree)
+    assert plain["B"][0] == str(kdir / "B.py")          # what leaked before pins
+    got = inductor.override_set(str(kdir), str(own), name, text, tree,
+                                [str(best / "B.py"), str(best / "A.py")])
+    assert {n: v[0] for n, v in got.items()} == {"A": str(own), "B": str(best / "B.py")}
+    assert "KEPT = 1" in got["B"][1]
+    (tmp_path / "plain.py").write_text("X = 1\n")
+    with pytest.raises(inductor.CompileFailure, match="not a kernel file"):
+        inductor.override_set(str(kdir), str(own), name, text, tree, [str(tmp_path / "plain.py")])
+    with pytest.raises(inductor.CompileFailure, match="no such file"):
+        inductor.override_set(str(kdir), str(own), name, text, tree, [str(tmp_path / "gone.py")])
 
 
 def test_header_parsing_errors():

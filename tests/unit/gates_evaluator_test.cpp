@@ -530,6 +530,70 @@ TEST(EvaluatorSetup, TheKernelScreenRevertsASlowKernelBeforeTheModelLevelGates) 
   fs::remove_all(dir);
 }
 
+// A pair experiment (set_partners): the partner's file may change with the candidate's
+// (the workspace rule exempts it), the baseline's compile pins the partner's kept copy,
+// and a rewritten partner turns the kernel-level screen off. Without the pair the same
+// change of the partner's file fails the static gate.
+TEST(EvaluatorSetup, APairPartnerMayChangeAndTheBaselineRunsItAsKept) {
+  const fs::path dir = fs::temp_directory_path() / ("kgate_eval_pair_" + std::to_string(::getpid()));
+  const fs::path ws = dir / "ws", best = dir / "best";
+  fs::create_directories(ws / "kernels");
+  fs::create_directories(best);
+  const fs::path script = fake_cuda_worker(dir, "Fake GPU", R"SH(
+    compile) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"compiled\":true}}" ;;
+    check) echo "{\"v\":1,\"id\":$id,\"ok\":false,\"error\":{\"kind\":\"internal\",\"message\":\"fake: no checks here\"}}" ;;)SH");
+  std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
+  const fs::path cand = ws / "kernels" / "triton_poi_apply_1.py", partner = ws / "kernels" / "triton_per_stats_0.py";
+  std::ofstream(cand) << "# kgate:kernel triton_poi_apply_1\n";
+  std::ofstream(partner) << "# kgate:kernel triton_per_stats_0\n";
+  fs::copy_file(cand, best / "triton_poi_apply_1.py");
+  fs::copy_file(partner, best / "triton_per_stats_0.py");
+  const FakePython fake(script);
+  config::NativeProblem p = config::kernelbench_problem("k0", (dir / "problem.py").string(), "compile");
+  p.kernelbench_mode = "compiled";
+  EvalOptions o = options();
+  o.backend = "cuda";
+  o.writable = {dir.string()};
+  o.workspace = ws.string();
+  o.screen_slack = 0.05;
+  auto compiles = [&] {
+    std::ifstream log(dir / "requests.log");
+    std::vector<std::string> out;
+    for (std::string line; std::getline(log, line);)
+      if (line.find("\"op\":\"compile\"") != std::string::npos) out.push_back(line);
+    return out;
+  };
+  {
+    Evaluator ev(p, o);
+    ev.set_partners(cand.string(), {{partner.string(), (best / "triton_per_stats_0.py").string()}});
+    std::ofstream(cand, std::ios::app) << "FUSED = 1\n";
+    CandidateVerdict v = ev.evaluate(cand.string(), {}, (best / "triton_poi_apply_1.py").string());
+    EXPECT_EQ(gate(v, Gate::kStatic).status, GateStatus::kPass) << reason(v);
+    std::ofstream(partner, std::ios::app) << "NOOP = 1\n";  // the experiment rewrites its partner
+    v = ev.evaluate(cand.string(), {}, (best / "triton_poi_apply_1.py").string());
+    EXPECT_EQ(gate(v, Gate::kStatic).status, GateStatus::kPass) << reason(v);
+    const auto c = compiles();
+    ASSERT_EQ(c.size(), 3u);  // the baseline once, the candidate twice
+    EXPECT_NE(c[0].find("\"slot\":\"baseline\""), std::string::npos) << c[0];
+    EXPECT_NE(c[0].find("\"pins\":[\"" + (best / "triton_per_stats_0.py").string() + "\"]"), std::string::npos) << c[0];
+    EXPECT_NE(c[1].find("\"screen\":true"), std::string::npos) << "the partner as kept: screened: " << c[1];
+    EXPECT_NE(c[2].find("\"screen\":false"), std::string::npos) << "the partner rewritten: not screened: " << c[2];
+  }
+  fs::copy_file(best / "triton_per_stats_0.py", partner, fs::copy_options::overwrite_existing);
+  {
+    Evaluator ev(p, o);  // no pair
+    CandidateVerdict v = ev.evaluate(cand.string(), {}, (best / "triton_poi_apply_1.py").string());
+    EXPECT_EQ(gate(v, Gate::kStatic).status, GateStatus::kPass) << reason(v);
+    std::ofstream(partner, std::ios::app) << "NOOP = 1\n";
+    v = ev.evaluate(cand.string(), {}, (best / "triton_poi_apply_1.py").string());
+    EXPECT_EQ(gate(v, Gate::kStatic).status, GateStatus::kFail);
+    EXPECT_NE(reason(v).find("files other than the candidate changed in the workspace: kernels/triton_per_stats_0.py "
+                             "(modified)"),
+              std::string::npos)
+        << reason(v);
+  }
+  fs::remove_all(dir);
+}
 
 // A KernelBench problem whose every case the worker cannot judge (a GPU-sized case whose
 // float64 truth fits nowhere): the correctness gate is an error of kgate's reach (status

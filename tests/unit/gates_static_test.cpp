@@ -177,19 +177,19 @@ class WorkspaceTest : public ::testing::Test {
 };
 
 TEST_F(WorkspaceTest, ChangesAreListed) {
-  auto before = core::snapshot_workspace(dir_.string(), "kernel.cpp");
+  auto before = core::snapshot_workspace(dir_.string(), {"kernel.cpp"});
   EXPECT_EQ(before.files.size(), 1u);  // sub/helper.h
   write("sub/helper.h", "changed");
   write("added.h", "x");
-  auto after = core::snapshot_workspace(dir_.string(), "kernel.cpp");
+  auto after = core::snapshot_workspace(dir_.string(), {"kernel.cpp"});
   std::vector<std::string> want = {"added.h (added)", "sub/helper.h (modified)"};
   EXPECT_EQ(describe_workspace_changes(before, after), want);
   fs::remove(dir_ / "sub/helper.h");
-  auto gone = core::snapshot_workspace(dir_.string(), "kernel.cpp");
+  auto gone = core::snapshot_workspace(dir_.string(), {"kernel.cpp"});
   EXPECT_EQ(describe_workspace_changes(after, gone), std::vector<std::string>{"sub/helper.h (removed)"});
   // A mode change alone is not the gate's business (it checks contents).
   fs::permissions(dir_ / "added.h", fs::perms::owner_read, fs::perm_options::replace);
-  gone = core::snapshot_workspace(dir_.string(), "kernel.cpp");
+  gone = core::snapshot_workspace(dir_.string(), {"kernel.cpp"});
   EXPECT_EQ(describe_workspace_changes(after, gone), std::vector<std::string>{"sub/helper.h (removed)"});
 }
 

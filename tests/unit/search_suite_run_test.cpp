@@ -935,6 +935,11 @@ struct FakeCompiled : CandidateEvaluator {
   double bandwidth_fraction = 0;  // each kernel's, when > 0 (of copy bandwidth, profiled)
   double pct_roofline = 0;        // every timing's fraction of the roofline
   double screen_slack = 0;        // > 0: kernel edits are screened as kgate run's evaluator does
+  // Pair partners the inventory names: consumer -> producer. A producer file with a line
+  // "NOOP = 1" costs nothing; a consumer with "FUSED = 1" costs its base plus a fifth of its
+  // producer's (the producer's work folded in).
+  std::map<std::string, std::string> pairs;
+  std::map<std::string, std::vector<gates::PartnerFile>> partners;  // set_partners, by candidate
   FakeCompiled(std::vector<K> ks, std::string w, std::string pp, std::vector<std::string>* l)
       : kernels(std::move(ks)), ws(std::move(w)), problem_path(std::move(pp)), log(l) {}
 
@@ -949,6 +954,9 @@ struct FakeCompiled : CandidateEvaluator {
       inv["kernels"].push_back({{"name", k.name}, {"amdahl_bound", k.bound},
                                 {"device_us", k.share > 0 ? k.share * model_device_us : 10.0}, {"share", k.share}});
       if (bandwidth_fraction > 0) inv["kernels"].back()["bandwidth_fraction"] = bandwidth_fraction;
+      if (auto pr = pairs.find(k.name); pr != pairs.end())
+        inv["kernels"].back()["partners"] =
+            json::array({{{"kernel", pr->second}, {"buffers", {"buf1"}}, {"bytes", 64}}});
       if (templated.count(k.name)) {
         const std::string rel = "templates/" + k.name + "/row-x.py";
         fs::create_directories(fs::path(dir).parent_path() / "templates" / k.name);
@@ -970,16 +978,31 @@ struct FakeCompiled : CandidateEvaluator {
     const std::string src = slurp(path);
     Point p = parse_tune_space(src, path).default_point();
     for (const auto& [n, v] : d) p[n] = v;
-    const double base = src.find("KGATE_TEMPLATE") != std::string::npos ? k.base * template_factor : k.base;
+    if (src.find("NOOP = 1") != std::string::npos) return 0;
+    double base = src.find("KGATE_TEMPLATE") != std::string::npos ? k.base * template_factor : k.base;
+    if (src.find("FUSED = 1") != std::string::npos)
+      for (const auto& o : kernels)
+        if (pairs.count(k.name) && pairs.at(k.name) == o.name) base += o.base / 5;
     return base + octave_us * std::abs(std::log2(std::stod(p.at("LAUNCH_XBLOCK")) / k.best_block));
   }
-  // The model's time with `path` (a kernel file, or the problem file: no file of its own).
-  double model(const std::string& path, const Point& d) const {
+  // The model's time with `path` (a kernel file, or the problem file: no file of its own),
+  // the other kernels from the workspace, or from `pinned` (kernel -> file) where given.
+  double model(const std::string& path, const Point& d, const std::map<std::string, std::string>& pinned = {}) const {
     const std::string own = path == problem_path ? "" : kernel_of(path);
     double t = kExtern;
-    for (const auto& k : kernels)
-      t += k.name == own ? kernel_cost(k, path, d) : kernel_cost(k, ws + "/kernels/" + k.name + ".py", {});
+    for (const auto& k : kernels) {
+      const auto pin = pinned.find(k.name);
+      t += k.name == own          ? kernel_cost(k, path, d)
+           : pin != pinned.end() ? kernel_cost(k, pin->second, {})
+                                 : kernel_cost(k, ws + "/kernels/" + k.name + ".py", {});
+    }
     return t;
+  }
+  void set_partners(const std::string& c, std::vector<gates::PartnerFile> ps) override {
+    std::string names;
+    for (const auto& pf : ps) names += " " + fs::path(pf.workspace_path).filename().string();
+    log->push_back("partners " + kernel_of(c) + ":" + names);
+    partners[c] = std::move(ps);
   }
   double original() const {
     double t = kExtern;
@@ -989,7 +1012,11 @@ struct FakeCompiled : CandidateEvaluator {
   gates::Timing timing(const std::string& c, const Point& d, const std::string& b) {
     gates::Timing t;
     t.candidate_us = model(c, d);
-    t.baseline_us = b.empty() ? original() : model(b, {});
+    // The baseline slot runs the partners as kept (the evaluator pins their best copies).
+    std::map<std::string, std::string> pinned;
+    if (auto it = partners.find(c); it != partners.end())
+      for (const auto& pf : it->second) pinned[kernel_of(pf.best_path)] = pf.best_path;
+    t.baseline_us = b.empty() ? original() : model(b, {}, pinned);
     t.speedup = t.baseline_us / t.candidate_us;
     t.speedup_lo = t.speedup * 0.995;
     t.speedup_hi = t.speedup * 1.005;
@@ -1079,6 +1106,7 @@ struct CompiledRun : SearchSuiteRun {
   double octave_us = 1;
   double pct_roofline = 0;
   double screen_slack = 0;
+  std::map<std::string, std::string> pairs;
   // A compiled-mode KernelBench problem `id` of level kb (its file written under dir).
   RunItem compiled_item(const std::string& id) {
     std::ofstream(dir / (id + ".py")) << "class Model: pass\n";
@@ -1105,6 +1133,7 @@ struct CompiledRun : SearchSuiteRun {
       f->octave_us = octave_us;
       f->pct_roofline = pct_roofline;
       f->screen_slack = screen_slack;
+      f->pairs = pairs;
       return f;
     });
     return r.run();
@@ -1453,6 +1482,52 @@ TEST_F(CompiledRun, ResumeGoesOnWithTheSameKernel) {
   EXPECT_EQ(result().kernels_kept, 2);
 }
 
+// A pair experiment: the command agent folds the statistics kernel (the inventory's pair
+// partner of the apply kernel) into the apply kernel and makes it do nothing. The
+// experiment may change both files; the evaluator is told the partner, the baseline runs
+// the partner as kept (not the experiment's edit, which is in the workspace already), the
+// experiment is kept and the partner's kept copy follows it.
+TEST_F(CompiledRun, APairExperimentChangesTheKernelAndItsPartner) {
+  suite.agent.kind = "command";
+  suite.agent.command =
+      "printf 'FUSED = 1\\n' >> \"$KGATE_CANDIDATE\"; "
+      "grep -q 'NOOP = 1' kernels/triton_per_stats_0.py || printf 'NOOP = 1\\n' >> kernels/triton_per_stats_0.py; "
+      "echo 'kgate-description: fold the statistics in'";
+  kernels = {{"triton_poi_apply_1", 20, 1024, 1.5}, {"triton_per_stats_0", 20, 1024, 1.2}};
+  pairs = {{"triton_poi_apply_1", "triton_per_stats_0"}};
+  run_compiled(false, 1);
+  auto ex = experiments("p");
+  ASSERT_EQ(ex.size(), 2u);
+  EXPECT_EQ(ex[1]["kernel"], "triton_poi_apply_1");
+  EXPECT_EQ(ex[1]["verdict"], "keep") << ex[1]["reason"];
+  EXPECT_NE(ex[1]["description"].get<std::string>().find("(with its pair partner)"), std::string::npos)
+      << ex[1]["description"];
+  // 20 + 20 + 5 us against 20 + 4 + 0 + 5: the baseline ran the partner as kept; with the
+  // experiment's partner edit leaking into it, it would have read 25 us
+  EXPECT_NEAR(ex[1]["speedup"].get<double>(), 45.0 / 29.0, 1e-9);
+  EXPECT_NE(std::find(evaluated.begin(), evaluated.end(), "partners triton_poi_apply_1: triton_per_stats_0.py"),
+            evaluated.end());
+  const fs::path best = out / "state" / "p" / "best" / "kernels";
+  EXPECT_NE(slurp(best / "triton_per_stats_0.py").find("NOOP = 1"), std::string::npos);
+  EXPECT_NE(slurp(best / "triton_poi_apply_1.py").find("FUSED = 1"), std::string::npos);
+}
+
+// Without a pair, the same edit of the other kernel's file is a violation, undone.
+TEST_F(CompiledRun, EditingAKernelThatIsNotAPartnerIsAViolation) {
+  suite.agent.kind = "command";
+  suite.agent.command =
+      "printf 'FUSED = 1\\n' >> \"$KGATE_CANDIDATE\"; printf 'NOOP = 1\\n' >> kernels/triton_per_stats_0.py";
+  kernels = {{"triton_poi_apply_1", 20, 1024, 1.5}, {"triton_per_stats_0", 20, 1024, 1.2}};
+  run_compiled(false, 1);
+  auto ex = experiments("p");
+  ASSERT_EQ(ex.size(), 2u);
+  EXPECT_EQ(ex[1]["verdict"], "violation");
+  EXPECT_NE(ex[1]["reason"].get<std::string>().find("only kernels/triton_poi_apply_1.py may change; undone: "),
+            std::string::npos)
+      << ex[1]["reason"];
+  EXPECT_EQ(slurp(out / "workspaces" / "p" / "kernels" / "triton_per_stats_0.py").find("NOOP"), std::string::npos);
+}
+
 // The template agent: the kernel's template first (a whole-file experiment), then the
 // tuner over the template's own space once it is kept; resumed, it draws the same points.
 TEST_F(CompiledRun, TemplateAgentTriesTheTemplateThenTunesIt) {
@@ -1695,6 +1770,14 @@ TEST(TaskMarkdown, CompiledModeExplainsTheKernelContract) {
   compiled = task_markdown(c);
   EXPECT_NE(compiled.find("- `templates/triton_red_fused__softmax_0/row-softmax.py`: one of kgate's templates "
                           "instantiated for this kernel"),
+            std::string::npos)
+      << compiled;
+  EXPECT_NE(compiled.find("1. Edit only `kernels/triton_red_fused__softmax_0.py`. Every other"), std::string::npos);
+  c.partners = {"kernels/triton_per_stats_0.py"};
+  compiled = task_markdown(c);
+  EXPECT_NE(compiled.find("1. Edit only `kernels/triton_red_fused__softmax_0.py` and, in the same experiment, its "
+                          "pair partners `kernels/triton_per_stats_0.py` (kernels whose every output only this "
+                          "kernel reads"),
             std::string::npos)
       << compiled;
 }

@@ -37,14 +37,14 @@ struct SearchWorkspaceGuard : ::testing::Test {
 };
 
 TEST_F(SearchWorkspaceGuard, CandidateAndGitChangesAreAllowed) {
-  auto snap = snapshot_workspace(dir.string(), "kernel.cpp");
+  auto snap = snapshot_workspace(dir.string(), {"kernel.cpp"});
   std::ofstream(dir / "kernel.cpp") << "edited\n";
   std::ofstream(dir / ".git" / "HEAD") << "moved\n";
   EXPECT_TRUE(find_violations(snap).empty());
 }
 
 TEST_F(SearchWorkspaceGuard, EveryOtherChangeIsCaughtAndUndone) {
-  auto snap = snapshot_workspace(dir.string(), "kernel.cpp");
+  auto snap = snapshot_workspace(dir.string(), {"kernel.cpp"});
   const std::string h = core::workspace_hash(snap);
   fs::permissions(dir / "problem.yaml", fs::perms::owner_all, fs::perm_options::replace);
   std::ofstream(dir / "problem.yaml") << "id: p\ntolerance: 1e9\n";
@@ -61,11 +61,11 @@ TEST_F(SearchWorkspaceGuard, EveryOtherChangeIsCaughtAndUndone) {
   EXPECT_EQ(slurp(dir / "problem.yaml"), "id: p\n");
   EXPECT_EQ(slurp(dir / "sub" / "data.txt"), "data\n");
   EXPECT_FALSE(fs::exists(dir / "new"));
-  EXPECT_EQ(core::workspace_hash(snapshot_workspace(dir.string(), "kernel.cpp")), h);
+  EXPECT_EQ(core::workspace_hash(snapshot_workspace(dir.string(), {"kernel.cpp"})), h);
 }
 
 TEST_F(SearchWorkspaceGuard, ModeChangeIsAViolation) {
-  auto snap = snapshot_workspace(dir.string(), "kernel.cpp");
+  auto snap = snapshot_workspace(dir.string(), {"kernel.cpp"});
   fs::permissions(dir / "problem.yaml", fs::perms::owner_all, fs::perm_options::replace);
   auto v = find_violations(snap);
   ASSERT_EQ(v.size(), 1u);

@@ -249,8 +249,8 @@ def pair_partners(flows: list, calls: dict) -> dict:
     """CONSUMER -> [{"kernel", "buffers", "bytes"}]: each Triton kernel (of `calls`, NAME ->
     launches per model call) whose every write is an intermediate that only CONSUMER reads
     -- never returned, never read by another launch --, both launched once per call: the
-    pairs a two-kernel experiment would fold into one pass (the producer doing nothing, the
-    consumer computing what it wrote), saving the round trip through memory."""
+    pairs an experiment may change together (docs/dispatch.md, pair experiments), folding
+    them into one pass (the producer doing nothing, the consumer computing what it wrote)."""
     writes: dict = collections.defaultdict(list)
     for f in flows:
         writes[(f.get("graph", 0), f["producer"])].append(f)
@@ -619,7 +619,8 @@ def kernel_header(entry: dict, tune_text: str) -> str:
     for pa in entry.get("partners", []):
         lines.append(f"#   reads {', '.join(pa['buffers'])} ({pa['bytes']} bytes) from "
                      f"{pa['kernel']}, their only reader")
-        lines.append("#     (an experiment changes this file alone: that kernel still writes them)")
+        lines.append(f"#     (a pair: kernels/{pa['kernel']}.py may change in the same experiment, e.g. do "
+                     "nothing while this kernel computes them)")
     lines.append(_time_line(entry))
     lines.append("#")
     return "\n".join(lines) + "\n"
@@ -1244,9 +1245,11 @@ def read_kernel_file(path: str) -> tuple[str, ast.Module, str | None]:
 
 
 def override_set(kernels_dir: str, path: str, own_name: str | None, own_text: str,
-                 own_tree: ast.Module) -> dict:
+                 own_tree: ast.Module, pins: list | None = None) -> dict:
     """NAME -> (path, text, tree): every kernel file in kernels_dir, the source_path file
-    replacing the one of its NAME."""
+    replacing the one of its NAME, and each file of `pins` the one of its NAME (a pair
+    experiment's partner as kept, for the baseline: the workspace's copy may be the
+    experiment's edit)."""
     found: dict = {}
     if kernels_dir and os.path.isdir(kernels_dir):
         for fn in sorted(os.listdir(kernels_dir)):
@@ -1262,6 +1265,14 @@ def override_set(kernels_dir: str, path: str, own_name: str | None, own_text: st
                 raise CompileFailure(f"{p}:1: kgate:kernel {name} is also named by "
                                      f"{found[name][0]}")
             found[name] = (p, text, tree)
+    for pin in pins or []:
+        if not os.path.isfile(pin):
+            raise CompileFailure(f"{pin}: no such file (a pinned partner kernel file)")
+        text, tree, name = read_kernel_file(pin)
+        if name is None:
+            raise CompileFailure(f"{pin}:1: not a kernel file (no '# kgate:kernel NAME' line)")
+        if name != own_name:
+            found[name] = (pin, text, tree)
     if own_name is not None:
         found[own_name] = (path, own_text, own_tree)
     return found

@@ -1468,6 +1468,9 @@ class Worker:
         ref_rule = param(params, "reference_op_rule", "bool", None)
         native = param(params, "native", "bool", False)
         screen = param(params, "screen", "bool", False)
+        pins = param(params, "pins", "list", [])
+        if not all(isinstance(x, str) and x for x in pins):
+            raise bad_request("parameter 'pins' must be an array of kernel file paths")
         p = self._need_problem()
         if ref_rule is None:
             ref_rule = p.reference_op_rule
@@ -1478,7 +1481,7 @@ class Worker:
             if native:
                 res = self._compile_native(p, path, slot)
             elif slot == "baseline":
-                res = self._compile_baseline(p, path, defines, ref_rule)
+                res = self._compile_baseline(p, path, defines, ref_rule, pins)
             elif p.mode == "compiled":
                 res = self._compile_compiled(p, path, defines, screen=screen)
             else:
@@ -1499,14 +1502,14 @@ class Worker:
         return res
 
     def _compile_baseline(self, p: Problem, path: str, defines: dict,
-                          ref_rule: bool = True) -> dict:
+                          ref_rule: bool = True, pins: list | None = None) -> dict:
         mode_name = defines.get("KGATE_BASELINE", "eager")
         if mode_name == "candidate":
             # The search's current best (a ModelNew file) as the baseline: keep/revert
             # decisions compare a candidate against it, not against the reference model.
             rest = {k: v for k, v in defines.items() if k != "KGATE_BASELINE"}
             if p.mode == "compiled":
-                res = self._compile_compiled(p, path, rest, slot="baseline")
+                res = self._compile_compiled(p, path, rest, slot="baseline", pins=pins)
             else:
                 res = self._compile_candidate(p, path, rest, slot="baseline",
                                               ref_rule=ref_rule)
@@ -1640,9 +1643,11 @@ class Worker:
                 "rules_exempt": ["reference-op"] if not ref_rule else []}
 
     def _compile_compiled(self, p: Problem, path: str, defines: dict,
-                          slot: str = "candidate", screen: bool = False) -> dict:
+                          slot: str = "candidate", screen: bool = False,
+                          pins: list | None = None) -> dict:
         """Compiled mode: the compiled reference with the kernel files of kernels_dir (the
-        source_path file replacing the one of its NAME) swapped in; an unchanged file is
+        source_path file replacing the one of its NAME, and each of `pins` -- a pair
+        experiment's partner files as kept, for the baseline slot -- the one of its) swapped in; an unchanged file is
         dropped, each other one is linted, loaded, pinned to its LAUNCH_* config, checked
         against the call site and tried in one model call. With `screen` (on a GPU), the
         trial also times the edited kernel against the baseline slot's copy of it
@@ -1672,7 +1677,7 @@ class Worker:
             overrides = []
             unchanged: list = []
             for name, (fpath, ftext, ftree) in inductor.override_set(
-                    p.kernels_dir, path, own, text, tree).items():
+                    p.kernels_dir, path, own, text, tree, pins or []).items():
                 if name in originals and inductor.same_ast(
                         ftree, ast.parse(originals[name])):
                     log_lines.append(f"{fpath}: {name} is Inductor's kernel unchanged; "
