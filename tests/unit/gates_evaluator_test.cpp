@@ -214,6 +214,14 @@ std::map<std::string, double> candidate_errors(const CandidateVerdict& v) {
   return out;
 }
 
+// The gates without the performance one, and ok.cpp judged against the starter (baseline.cpp).
+EvalOptions no_timing() {
+  EvalOptions o = options();
+  o.run_performance = false;
+  return o;
+}
+CandidateVerdict ok_against_the_starter(Evaluator& ev) { return ev.evaluate(kDir + "ok.cpp", {}, kDir + "baseline.cpp"); }
+
 // A native problem's oracle is anchored by the first baseline the Evaluator checks (the
 // search's starter) for its whole lifetime: when the search passes a kept candidate as the
 // baseline, the bound stays the starter's, so a chain of keeps, each within rho of the
@@ -222,10 +230,8 @@ TEST(EvaluatorAnchor, TheFirstBaselineAnchorsTheOracleForTheEvaluatorsLifetime) 
   fs::path dir = fs::temp_directory_path() / ("kgate_anchor_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   fs::copy_file(kDir + "ok.cpp", dir / "kept_best.cpp", fs::copy_options::overwrite_existing);
-  EvalOptions o = options();
-  o.run_performance = false;
-  Evaluator ev(problem(), o);
-  CandidateVerdict first = ev.evaluate(kDir + "ok.cpp", {}, kDir + "baseline.cpp");
+  Evaluator ev(problem(), no_timing());
+  CandidateVerdict first = ok_against_the_starter(ev);
   ASSERT_TRUE(first.passed) << reason(first);
   const auto ok_errors = candidate_errors(first);
   const auto starter_numbers = oracle_baselines(first);
@@ -244,10 +250,9 @@ TEST(EvaluatorAnchor, TheFirstBaselineAnchorsTheOracleForTheEvaluatorsLifetime) 
 // A resumed search: the Evaluator's first baseline is the kept best (ok.cpp), yet
 // anchor_oracle(starter) first makes the bound the starter's, as in the run that kept it.
 TEST(EvaluatorAnchor, AResumedSearchAnchorsAtTheStarterNotItsBest) {
-  EvalOptions o = options();
-  o.run_performance = false;
+  const EvalOptions o = no_timing();
   Evaluator fresh(problem(), o);
-  CandidateVerdict from_starter = fresh.evaluate(kDir + "ok.cpp", {}, kDir + "baseline.cpp");
+  CandidateVerdict from_starter = ok_against_the_starter(fresh);
   ASSERT_TRUE(from_starter.passed) << reason(from_starter);
   const auto starter_numbers = oracle_baselines(from_starter);
 
@@ -467,6 +472,22 @@ struct FakeKernelbench {
   EvalOptions opt = options();
 };
 
+// A compiled-mode problem (dir/problem.py, torch.compile's default model) and options for
+// a fake CUDA worker writing beneath dir, with the kernel-level screen on.
+config::NativeProblem compiled_problem(const fs::path& dir) {
+  std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
+  config::NativeProblem p = config::kernelbench_problem("k0", (dir / "problem.py").string(), "compile");
+  p.kernelbench_mode = "compiled";
+  return p;
+}
+EvalOptions screened_cuda(const fs::path& dir) {
+  EvalOptions o = options();
+  o.backend = "cuda";
+  o.writable = {dir.string()};
+  o.screen_slack = 0.05;
+  return o;
+}
+
 // Compiled mode's kernel-level screen, through a fake Python worker (KGATE_PYTHON): the
 // candidate's compile asks for a screen (the baseline's does not); an edited kernel timed
 // over the slack is reverted as a slowdown before any check, the model-level gates listed
@@ -484,15 +505,10 @@ TEST(EvaluatorSetup, TheKernelScreenRevertsASlowKernelBeforeTheModelLevelGates) 
         echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"compiled\":true}}"
       fi ;;
     check) echo "{\"v\":1,\"id\":$id,\"ok\":false,\"error\":{\"kind\":\"internal\",\"message\":\"fake: no checks here\"}}" ;;)SH");
-  std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
   std::ofstream(dir / "triton_poi_k_0.py") << "# kgate:kernel triton_poi_k_0\n";
   const FakePython fake(script);
-  config::NativeProblem p = config::kernelbench_problem("k0", (dir / "problem.py").string(), "compile");
-  p.kernelbench_mode = "compiled";
-  EvalOptions o = options();
-  o.backend = "cuda";
-  o.writable = {dir.string()};
-  o.screen_slack = 0.05;
+  const config::NativeProblem p = compiled_problem(dir);
+  const EvalOptions o = screened_cuda(dir);
   {
     Evaluator ev(p, o);
     std::ofstream(dir / "cand_us") << "112.0";
@@ -542,20 +558,15 @@ TEST(EvaluatorSetup, APairPartnerMayChangeAndTheBaselineRunsItAsKept) {
   const fs::path script = fake_cuda_worker(dir, "Fake GPU", R"SH(
     compile) echo "{\"v\":1,\"id\":$id,\"ok\":true,\"result\":{\"compiled\":true}}" ;;
     check) echo "{\"v\":1,\"id\":$id,\"ok\":false,\"error\":{\"kind\":\"internal\",\"message\":\"fake: no checks here\"}}" ;;)SH");
-  std::ofstream(dir / "problem.py") << "# a problem the fake worker never reads\n";
   const fs::path cand = ws / "kernels" / "triton_poi_apply_1.py", partner = ws / "kernels" / "triton_per_stats_0.py";
   std::ofstream(cand) << "# kgate:kernel triton_poi_apply_1\n";
   std::ofstream(partner) << "# kgate:kernel triton_per_stats_0\n";
   fs::copy_file(cand, best / "triton_poi_apply_1.py");
   fs::copy_file(partner, best / "triton_per_stats_0.py");
   const FakePython fake(script);
-  config::NativeProblem p = config::kernelbench_problem("k0", (dir / "problem.py").string(), "compile");
-  p.kernelbench_mode = "compiled";
-  EvalOptions o = options();
-  o.backend = "cuda";
-  o.writable = {dir.string()};
+  const config::NativeProblem p = compiled_problem(dir);
+  EvalOptions o = screened_cuda(dir);
   o.workspace = ws.string();
-  o.screen_slack = 0.05;
   auto compiles = [&] {
     std::ifstream log(dir / "requests.log");
     std::vector<std::string> out;
