@@ -269,6 +269,8 @@ if has dispatch; then
     -e "s/^  max_experiments: .*/  max_experiments: ${MAX_EXPERIMENTS:-6}/" \
     -e "s/^  kind: .*/  kind: ${DISPATCH_AGENT:-template}/" \
     -e "s/^levels: \[kb-level1, kb-level2, kb-level3\]/levels: [${DISPATCH_LEVELS:-kb-level1, kb-level2, kb-level3}]/"
+  # DISPATCH_AGENT=command with DISPATCH_COMMAND: an external agent (tools/gpu-plans/pair.env).
+  [ -n "${DISPATCH_COMMAND:-}" ] && sed -i -e "s|^  kind: command\$|&\n  command: ${DISPATCH_COMMAND}|" "$suite"
   # DISPATCH_REFS (e.g. "eager, compile") narrows the reference columns (torch_references).
   [ -n "${DISPATCH_REFS+x}" ] && sed -i -e "s/^backend: .*/&\ntorch_references: [${DISPATCH_REFS}]/" "$suite"
   # Each worker request is traced in a folder of its own (the sandbox lets a worker write
