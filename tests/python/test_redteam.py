@@ -47,7 +47,10 @@ ATOL = RTOL = 1e-2
 RHO, FLOOR_ULPS = 10.0, 4
 EPS = {"f32": 2.0 ** -23, "f16": 2.0 ** -10, "bf16": 2.0 ** -7, "f64": 2.0 ** -52}
 ROOFLINE_SLACK = 0.8
-TIMING_TRIES = 3
+# A cache whose hit saves about half its time (caching/by_full_hash: a median ratio of about
+# 1.9x against the audit's 1.5x) is caught by 7 of 10 single judgments on the 2-core dev box
+# idle, 10 of 10 under two busy loops; 3 tries let one fresh-clone CI run through (2026-12-08).
+TIMING_TRIES = 6
 QUICK = dict(warmup_s=0.01, min_time_s=0.1, max_time_s=1.0, min_samples=10, input_sets=2)
 KGATE = Path(os.environ.get("KGATE_BIN", REPO / "build" / "kgate"))
 CUDA = torch.cuda.is_available() and os.environ.get("KGATE_REDTEAM_CUDA") == "1"
