@@ -563,7 +563,6 @@ class PrCheck {
         report::RunRecords run = report::load_run_dir(o_.out);
         (void)compare_and_record(run, db, /*record=*/true);
         rewrite_records(o_.out, run);
-        report::write_run_info(o_.out, run.info);
         for (const auto& r : run.results) {
           if (!r.vs_accepted || !r.vs_accepted->regressed) continue;
           for (Row& row : rows_)

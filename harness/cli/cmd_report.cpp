@@ -39,10 +39,7 @@ ExitCode cmd_report(const ReportOptions& o) {
       // reports go there too.
       failing = compare_and_record(run, o.db, /*record=*/true);
       if (!run.info.history_errors.empty()) history_status = ExitCode::kInfra;
-      if (out == o.from) {
-        rewrite_records(o.from, run);
-        report::write_run_info(o.from, run.info);
-      }
+      if (out == o.from) rewrite_records(o.from, run);
     }
     report::WrittenReports w = report::write_reports(run, out);
     for (const auto& f : w.files) log::info("wrote " + f);

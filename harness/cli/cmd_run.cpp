@@ -200,26 +200,14 @@ void write_interrupted_reports(const std::string& out, const search::RunSummary&
               "until --resume finishes them");
 }
 
-// Records the finished run in OUT into the history database, when there is one, before its
-// reports are written. A history that cannot be written is an infrastructure error that the
-// reports state (run.json's history_errors): the results are in OUT, but a nightly that
-// silently stops recording loses its trend.
-ExitCode record_history(const RunOptions& o, const std::string& out) {
-  const std::string db = history_db(o.db);
-  if (db.empty()) return ExitCode::kPass;
-  try {
-    report::History(db).record_run_dir(out);
-    log::info("recorded the run in " + db);
-    return ExitCode::kPass;
-  } catch (const Error& e) {
-    return history_error_in_run_json(out, db, e);
-  }
-}
-
-// Stamps each record in OUT with its config key and compares the run with the accepted
-// results of the history, rewriting the records (so every report, the JUnit and the exit
-// code read the comparison from them). A shard only reads a database that exists; a whole
-// run creates it. A history that cannot be read is an infrastructure error.
+// The history step of a finished run or shard, before its reports are written: each record
+// in OUT stamped with its config key, the run compared with the accepted results of the
+// history and, a whole run, recorded there (a shard is recorded once merged: its records
+// alone would stand for the whole run; it only reads a database that exists, where a whole
+// run creates it). The records and run.json are rewritten, so every report, the JUnit and
+// the exit code read the comparison, and a history that cannot be read or written (an
+// infrastructure error: the results are in OUT, but a nightly that silently stops
+// recording loses its trend), from them.
 ExitCode apply_history(const RunOptions& o, const std::vector<const config::PlanItem*>& items,
                        const std::string& backend) {
   const std::string db = history_db(o.db);
@@ -231,12 +219,10 @@ ExitCode apply_history(const RunOptions& o, const std::vector<const config::Plan
     for (auto& r : run.results)
       if (auto k = keys.find(report::problem_key(r)); k != keys.end()) r.config_key = k->second;
     std::error_code ec;
-    if (!db.empty() && (o.shard.empty() || fs::is_regular_file(db, ec))) {
-      report::History h(db);
-      compare_with_history(run, h);
-    }
+    if (!db.empty() && (o.shard.empty() || fs::is_regular_file(db, ec)))
+      (void)compare_and_record(run, db, /*record=*/o.shard.empty());
     rewrite_records(o.out, run);
-    return ExitCode::kPass;
+    return run.info.history_errors.empty() ? ExitCode::kPass : ExitCode::kInfra;
   } catch (const Error& e) {
     if (db.empty()) {
       log::warn(std::string("records: ") + e.what());
@@ -574,11 +560,9 @@ ExitCode cmd_run(const RunOptions& o) {
   search::SuiteRun run(so, std::move(items), factory);
   search::RunSummary summary = run.run();
   if (!summary.interrupted) {
+    // The reports come last: they state a history that could not be read or written, as
+    // the exit code does.
     summary.code = worse(summary.code, apply_history(o, selected, backend));
-    // A shard is recorded once merged (`kgate report --from MERGED --db`): its records
-    // alone would stand for the whole run. The reports come last: they state a history
-    // that could not be read or written, as the exit code does.
-    if (o.shard.empty()) summary.code = worse(summary.code, record_history(o, o.out));
     summary.code = worse(summary.code, write_reports_hook(o.out));
   } else {
     write_interrupted_reports(o.out, summary);

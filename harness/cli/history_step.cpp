@@ -64,7 +64,7 @@ int compare_and_record(report::RunRecords& run, const std::string& db, bool reco
     failing = compare_with_history(run, history);
     if (record) {
       history.record_run(run);
-      log::info("recorded run " + run.info.run_id + " in " + db);
+      log::info("recorded the run in " + db + " (" + run.info.run_id + ")");
     }
   } catch (const Error& e) {
     run.info.history_errors.push_back(log_history_error(db, e));
@@ -77,6 +77,7 @@ void rewrite_records(const std::string& out_dir, const report::RunRecords& run) 
   for (const auto& r : run.results)
     if (fs::is_regular_file(fs::path(out_dir) / "results" / report::record_file_name(r.level, r.problem), ec))
       report::write_result(out_dir, r);
+  report::write_run_info(out_dir, run.info);
 }
 
 }  // namespace kgate::cli

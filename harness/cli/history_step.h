@@ -25,7 +25,8 @@ std::string config_key_of(const std::string& problem_source, const std::string& 
 int compare_with_history(report::RunRecords& run, const report::History& history);
 
 // Rewrites the records of `out_dir` that exist there as files with the (compared) ones of
-// `run` (a planned problem without a record stays without one).
+// `run` (a planned problem without a record stays without one), and its run.json with
+// run.info (the history's errors in it).
 void rewrite_records(const std::string& out_dir, const report::RunRecords& run);
 
 // Logs a history error as "history DB: WHAT" (DB once when WHAT starts with it) and
@@ -37,8 +38,8 @@ std::string log_history_error(const std::string& db, const std::exception& e);
 // which the reports written after it read. Returns kInfra.
 ExitCode history_error_in_run_json(const std::string& run_dir, const std::string& db, const std::exception& e);
 
-// The history step of a run whose records are in memory before its reports are written (a
-// merge's adjust hook, `kgate report --from`): `run` compared with the accepted results of
+// The history step of a run whose records are in memory before its reports are written
+// (`kgate run`, `check`, a merge's adjust hook, `kgate report --from`): `run` compared with the accepted results of
 // the database `db` ("" = none) and, when `record`, recorded there. A history that cannot
 // be opened, read or written is logged and kept in run.info.history_errors, so the reports
 // written after state it (exit 3). Returns how many regressions fail the pipeline.

@@ -298,8 +298,6 @@ void History::record_run(const RunRecords& run) {
   });
 }
 
-void History::record_run_dir(const std::string& out_dir) { record_run(load_run_dir(out_dir)); }
-
 bool History::has_run(const std::string& run_id) const {
   Stmt q(db_, "SELECT 1 FROM runs WHERE run_id = ?");
   q.bind(1, run_id);

@@ -55,7 +55,6 @@ class History {
   // accepted result yet, or when it is a different kernel significantly faster than the
   // accepted one (SpeedPolicy::clears_keep on speed_vs_accepted: the run's keep threshold).
   void record_run(const RunRecords& run);
-  void record_run_dir(const std::string& out_dir);
   bool has_run(const std::string& run_id) const;
 
   void accept(const AcceptedKernel& k);

@@ -30,7 +30,6 @@ void select_kernel(RunState& st, Problem& p, const std::string& k) {
   write_plain(p.best_copy, read_text((fs::path(p.ws) / p.candidate_rel).string()));
   // Its pair partners, each with a kept copy taken now (the worktree is at the best).
   p.partners.clear();
-  p.partner_rels.clear();
   for (const auto& e : p.inventory.value("kernels", json::array())) {
     if (e.value("name", "") != k) continue;
     for (const auto& pa : e.value("partners", json::array())) {
@@ -41,13 +40,18 @@ void select_kernel(RunState& st, Problem& p, const std::string& k) {
       gates::PartnerFile pf{in_ws.string(), (state / "best" / rel).string()};
       write_plain(pf.best_path, read_text(pf.workspace_path));
       p.partners.push_back(std::move(pf));
-      p.partner_rels.push_back(rel);
     }
   }
 }
 
 void keep_partner_copies(const Problem& p) {
   for (const auto& pf : p.partners) write_plain(pf.best_path, read_text(pf.workspace_path));
+}
+
+std::vector<std::string> partner_rels(const Problem& p) {
+  std::vector<std::string> rels;
+  for (const auto& pf : p.partners) rels.push_back(fs::path(pf.workspace_path).lexically_relative(p.ws).generic_string());
+  return rels;
 }
 
 bool partners_unchanged(const Problem& p) {

@@ -82,7 +82,6 @@ struct Problem {
   // Its pair partners (the inventory's: their every write only this kernel reads), files an
   // experiment on it may change too, each with its kept copy (OUT/state/<p>/best/kernels/).
   std::vector<gates::PartnerFile> partners;
-  std::vector<std::string> partner_rels;  // their paths in the workspace
   std::string fallback_kind;             // set at the baseline when nothing is worth searching
   std::string fallback_reason;
   int kernels_searched = 0;
@@ -248,6 +247,8 @@ void select_kernel(RunState& st, Problem& p, const std::string& k);
 void keep_partner_copies(const Problem& p);
 // Whether every pair partner's file is as kept.
 bool partners_unchanged(const Problem& p);
+// The pair partners' files, relative to the workspace.
+std::vector<std::string> partner_rels(const Problem& p);
 // Which kernels are searched, in order, and whether the problem is a fallback before any
 // search: no Triton kernels at all, or kernels whose Amdahl bound (the whole model's gain
 // if the kernel ran at copy bandwidth) cannot clear the keep threshold.

@@ -46,7 +46,7 @@ AgentContext agent_context(const RunState& st, const Problem& p, int n) {
   c.workspace = p.ws;
   c.candidate = p.candidate_rel;
   c.kernel = p.kernel;
-  c.partners = p.partner_rels;
+  c.partners = partner_rels(p);
   if (p.compiled && !p.kernel.empty())
     for (const auto& o : template_offers(p, p.kernel))
       c.templates.push_back(fs::relative(o.file, p.ws).generic_string());
@@ -109,7 +109,7 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
   AgentContext ctx = agent_context(st, p, n);
   p.agent->prepare(ctx);
   std::vector<std::string> may_change = {p.candidate_rel};
-  may_change.insert(may_change.end(), p.partner_rels.begin(), p.partner_rels.end());
+  for (const auto& pf : p.partners) may_change.push_back(pf.workspace_path);
   WorkspaceSnapshot snap = snapshot_workspace(p.ws, may_change);
   double t0 = now_s();
   Proposal prop = p.agent->propose(ctx);
@@ -136,7 +136,7 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
     r.verdict = ExperimentVerdict::kViolation;
     for (const auto& v : violations) r.violations.push_back(v.describe());
     std::string partners;
-    for (const auto& rel : p.partner_rels) partners += (partners.empty() ? "" : ", ") + rel;
+    for (const auto& rel : partner_rels(p)) partners += (partners.empty() ? "" : ", ") + rel;
     r.reason = "only " + p.candidate_rel + (partners.empty() ? "" : " (and its pair partners " + partners + ")") +
                " may change; undone: " + r.violations.front() +
                (r.violations.size() > 1 ? " (+" + std::to_string(r.violations.size() - 1) + " more)" : "");
@@ -146,11 +146,12 @@ bool run_experiment(RunState& st, Problem& p, log::Progress& progress) {
   } else if (prop.status == Proposal::Status::kFailed) {
     r.verdict = ExperimentVerdict::kAgentError;
     r.reason = prop.error;
-  } else if (prop.defines.empty() && read_text(cand) == read_text(p.best_copy) && partners_unchanged(p)) {
+  } else if (const bool partner_edited = !partners_unchanged(p);
+             prop.defines.empty() && read_text(cand) == read_text(p.best_copy) && !partner_edited) {
     r.verdict = ExperimentVerdict::kRevert;
     r.reason = "the candidate is unchanged";
   } else {
-    if (!partners_unchanged(p)) r.description += " (with its pair partner)";
+    if (partner_edited) r.description += " (with its pair partner)";
     gates::CandidateVerdict v;
     try {
       st.evaluator(p).set_partners(cand, p.partners);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <vector>
 
 #include <tinyxml2.h>
 
@@ -93,44 +94,47 @@ std::map<std::string, std::string> error_types(const Summary& s) {
   return types;
 }
 
+// An error record of the fixture's run (its first record, no gate table) named `problem`.
+ProblemResult error_record(const RunRecords& run, const std::string& problem, const std::string& reason) {
+  ProblemResult r = run.results.front();
+  r.problem = problem;
+  r.outcome = Outcome::kError;
+  r.gates.clear();
+  r.reason = reason;
+  return r;
+}
+
+// The JUnit error types of `run` with `rows` as its only records.
+std::map<std::string, std::string> error_types_of(RunRecords run, std::vector<ProblemResult> rows) {
+  run.results = std::move(rows);
+  run.info.planned.clear();
+  return error_types(summarize(run));
+}
+
 // A problem kgate cannot judge on this machine is an <error> of its own type, whether a gate
 // said so or the load did (no gate ran): neither the candidate's fault nor a broken runner.
 TEST(ReportJunit, AProblemKgateCannotJudgeIsACannotJudgeError) {
-  RunRecords run = load_run_dir(fixture("run_basic"));
-  ProblemResult unjudged = run.results.front();
-  unjudged.problem = "100_HingeLoss";
-  unjudged.outcome = Outcome::kError;
-  unjudged.gates.clear();
-  unjudged.reason = std::string(gates::kCannotJudgeProblem) +
-                    " on this machine: the float64 truth needs ~24.0 GiB and the host has 18.4 GiB available";
-  ProblemResult by_gate = unjudged;
-  by_gate.problem = "99_Other";
-  by_gate.reason = "cannot judge: no case could be checked";
+  const RunRecords run = load_run_dir(fixture("run_basic"));
+  const ProblemResult unjudged =
+      error_record(run, "100_HingeLoss",
+                   std::string(gates::kCannotJudgeProblem) +
+                       " on this machine: the float64 truth needs ~24.0 GiB and the host has 18.4 GiB available");
+  ProblemResult by_gate = error_record(run, "99_Other", "cannot judge: no case could be checked");
   by_gate.gates = {gate_row(gates::Gate::kCorrectness, gates::GateStatus::kError, gates::Fault::kCannotJudge)};
-  run.results = {unjudged, by_gate};
-  run.info.planned.clear();
-  const auto types = error_types(summarize(run));
-  EXPECT_EQ(types, (std::map<std::string, std::string>{{"100_HingeLoss", "CannotJudge"}, {"99_Other", "CannotJudge"}}));
+  EXPECT_EQ(error_types_of(run, {unjudged, by_gate}),
+            (std::map<std::string, std::string>{{"100_HingeLoss", "CannotJudge"}, {"99_Other", "CannotJudge"}}));
 }
 
 // A problem file the worker rejects is the repository's to fix, not the runner's: its
 // <error> says ProblemError, where a worker that died says InfrastructureError.
 TEST(ReportJunit, AProblemWhoseFileIsRejectedIsAProblemError) {
-  RunRecords run = load_run_dir(fixture("run_basic"));
-  ProblemResult rejected = run.results.front();
-  rejected.problem = "1_Broken";
-  rejected.outcome = Outcome::kError;
-  rejected.gates.clear();
+  const RunRecords run = load_run_dir(fixture("run_basic"));
+  ProblemResult rejected =
+      error_record(run, "1_Broken", "lv/1_Broken.py:5: error: problem lv/1_Broken rejected by the worker: RuntimeError: x");
   rejected.error_kind = kProblemErrorKind;
-  rejected.reason = "lv/1_Broken.py:5: error: problem lv/1_Broken rejected by the worker: RuntimeError: x";
-  ProblemResult died = rejected;
-  died.problem = "2_Died";
-  died.error_kind.clear();
-  died.reason = "worker could not load problem 2_Died: the worker exited";
-  run.results = {rejected, died};
-  run.info.planned.clear();
-  const auto types = error_types(summarize(run));
-  EXPECT_EQ(types, (std::map<std::string, std::string>{{"1_Broken", "ProblemError"}, {"2_Died", "InfrastructureError"}}));
+  const ProblemResult died = error_record(run, "2_Died", "worker could not load problem 2_Died: the worker exited");
+  EXPECT_EQ(error_types_of(run, {rejected, died}),
+            (std::map<std::string, std::string>{{"1_Broken", "ProblemError"}, {"2_Died", "InfrastructureError"}}));
 }
 
 TEST(ReportJunit, OneSuitePerLevelAndElementPerOutcome) {

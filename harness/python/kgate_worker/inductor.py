@@ -297,7 +297,7 @@ def wrapper_flows(tree: ast.Module, kernels: dict) -> list[dict]:
             if a is not None:
                 alloc[sid] = a
 
-        def launch(writer: str, arg: str, reads: list, writes: list) -> None:
+        def launch(writer: str, reads: list, writes: list) -> None:
             for sid in reads:
                 f = open_flows.get(sid)
                 if f is not None and writer not in f["consumers"] and f["producer"] != writer:
@@ -360,7 +360,7 @@ def wrapper_flows(tree: ast.Module, kernels: dict) -> list[dict]:
                         writes.append((p, sid))
                     else:
                         reads.append(sid)
-                launch(kname, "", reads, writes)
+                launch(kname, reads, writes)
                 continue
             d = _dotted(func)
             is_extern = d.startswith("extern_kernels.")
@@ -380,7 +380,7 @@ def wrapper_flows(tree: ast.Module, kernels: dict) -> list[dict]:
             if target is not None:
                 new_storage(target, None)
                 writes.append(("result", names[target]))
-            launch(who, "", reads, writes)
+            launch(who, reads, writes)
     for f in flows:
         del f["_sid"]
     return flows
